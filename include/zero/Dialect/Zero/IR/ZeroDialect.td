@@ -1,0 +1,56 @@
+//===- ZeroDialect.td - zero dialect definition ------------*- tablegen -*-===//
+//
+// The `zero` dialect: what upstream MLIR lacks to express a ZeRO training
+// step. Today it owns the training-step contract attributes; the ops for async
+// collectives, release points and offload copies join it with the partitioner.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_DIALECT_ZERO_IR_ZERODIALECT_TD
+#define ZERO_DIALECT_ZERO_IR_ZERODIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Zero_Dialect : Dialect {
+  let name = "zero";
+  let cppNamespace = "::mlir::zero";
+  let summary = "Zero Redundancy Optimizer (ZeRO) training-step dialect";
+  let description = [{
+    The `zero` dialect marks up a training step written in upstream dialects
+    (`func`, `linalg`, `tensor`, `arith`, `math`, `scf`) so that the ZeRO passes
+    can find its parts. See `docs/training-step-ir.md` for the full contract.
+
+    Discardable attributes:
+
+    | attribute | where | value |
+    |---|---|---|
+    | `zero.role` | `func.func` | `"forward_backward"` or `"optimizer"` |
+    | `zero.param` | argument / result | parameter name (string) |
+    | `zero.grad` | argument / result | name of the parameter it is the gradient of |
+    | `zero.batch` | `forward_backward` argument | batch input name (string) |
+    | `zero.loss` | `forward_backward` result | unit |
+    | `zero.state` | `optimizer` argument / result | `{param = "<name>", kind = "<kind>"}` |
+    | `zero.hyper` | `optimizer` argument | hyper-parameter name (string) |
+
+    The dialect checks each attribute's value kind where it is attached; the
+    `zero-verify` pass checks the contract as a whole.
+  }];
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$role,
+    "::mlir::StringAttr":$param,
+    "::mlir::StringAttr":$grad,
+    "::mlir::StringAttr":$batch,
+    "::mlir::UnitAttr":$loss,
+    "::mlir::DictionaryAttr":$state,
+    "::mlir::StringAttr":$hyper
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+class Zero_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Zero_Dialect, mnemonic, traits>;
+
+#endif // ZERO_DIALECT_ZERO_IR_ZERODIALECT_TD

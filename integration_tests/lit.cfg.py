@@ -1,0 +1,32 @@
+# -*- Python -*-
+# lit configuration for zero-mlir's integration tests: whole-tool runs
+# (generate, verify, and later compile and train). Features describe what this
+# machine offers, so tests can say `REQUIRES:`.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "ZERO-INTEGRATION"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "tools"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.zero_obj_root, "integration_tests")
+
+config.substitutions.append(("%zero_src_root", config.zero_src_root))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["zero-opt", "zero-gen"],
+                                   [config.zero_tools_dir,
+                                    config.llvm_tools_dir])
+
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("gpu")

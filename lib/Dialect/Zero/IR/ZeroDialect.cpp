@@ -1,0 +1,158 @@
+//===- ZeroDialect.cpp - zero dialect ---------------------------*- C++ -*-===//
+//
+// The dialect registration and the per-attribute checks of the training-step
+// contract attributes. Each check looks at one attribute where it is attached;
+// the contract as a whole (roles, pairing, types) is zero-verify's job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+#include "zero/Dialect/Zero/IR/ZeroOpsDialect.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
+
+void ZeroDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
+      >();
+}
+
+namespace {
+enum class Site { Operation, Argument, Result };
+
+StringRef siteName(Site site) {
+  switch (site) {
+  case Site::Operation:
+    return "an operation";
+  case Site::Argument:
+    return "a function argument";
+  case Site::Result:
+    return "a function result";
+  }
+  return "";
+}
+
+/// Checks that `attr` holds a non-empty string.
+LogicalResult verifyName(function_ref<InFlightDiagnostic()> emitError,
+                         NamedAttribute attr) {
+  auto str = dyn_cast<StringAttr>(attr.getValue());
+  if (!str)
+    return emitError() << "'" << attr.getName().getValue()
+                       << "' must be a string naming the "
+                       << (attr.getName().getValue() == "zero.hyper"
+                               ? "hyper-parameter"
+                               : attr.getName().getValue() == "zero.batch"
+                                     ? "batch input"
+                                     : "parameter")
+                       << ", e.g. \"fc0.weight\"";
+  if (str.getValue().empty())
+    return emitError() << "'" << attr.getName().getValue()
+                       << "' must not be an empty string";
+  return success();
+}
+
+/// Checks `{param = "<name>", kind = "<kind>"}`.
+LogicalResult verifyState(function_ref<InFlightDiagnostic()> emitError,
+                          NamedAttribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+  auto fail = [&]() {
+    return emitError() << "'zero.state' must be a dictionary {param = "
+                          "\"<param name>\", kind = \"<state kind>\"}";
+  };
+  if (!dict || dict.size() != 2)
+    return fail();
+  auto param = dict.getAs<StringAttr>("param");
+  auto kind = dict.getAs<StringAttr>("kind");
+  if (!param || !kind || param.getValue().empty() || kind.getValue().empty())
+    return fail();
+  return success();
+}
+
+/// Checks one `zero.*` attribute attached at `site`.
+LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
+                             NamedAttribute attr, Site site) {
+  StringRef name = attr.getName().getValue();
+  if (name == ZeroDialect::RoleAttrHelper::getNameStr()) {
+    if (site != Site::Operation)
+      return emitError() << "'zero.role' belongs on a func.func, not on "
+                         << siteName(site);
+    auto role = dyn_cast<StringAttr>(attr.getValue());
+    if (!role || (role.getValue() != "forward_backward" &&
+                  role.getValue() != "optimizer"))
+      return emitError() << "'zero.role' must be \"forward_backward\" or "
+                            "\"optimizer\"";
+    return success();
+  }
+  bool isArgOrResultAttr =
+      name == ZeroDialect::ParamAttrHelper::getNameStr() ||
+      name == ZeroDialect::GradAttrHelper::getNameStr() ||
+      name == ZeroDialect::StateAttrHelper::getNameStr() ||
+      name == ZeroDialect::BatchAttrHelper::getNameStr() ||
+      name == ZeroDialect::HyperAttrHelper::getNameStr() ||
+      name == ZeroDialect::LossAttrHelper::getNameStr();
+  if (!isArgOrResultAttr)
+    return emitError() << "unknown zero dialect attribute '" << name
+                       << "'; expected one of zero.role, zero.param, "
+                          "zero.grad, zero.batch, zero.loss, zero.state, "
+                          "zero.hyper";
+  if (site == Site::Operation)
+    return emitError() << "'" << name
+                       << "' belongs on a function argument or result, not "
+                          "on an operation";
+  if (name == ZeroDialect::LossAttrHelper::getNameStr()) {
+    if (site != Site::Result)
+      return emitError() << "'zero.loss' marks a function result, not "
+                         << siteName(site);
+    if (!isa<UnitAttr>(attr.getValue()))
+      return emitError() << "'zero.loss' is a unit attribute: write "
+                            "{zero.loss} with no value";
+    return success();
+  }
+  if ((name == ZeroDialect::BatchAttrHelper::getNameStr() ||
+       name == ZeroDialect::HyperAttrHelper::getNameStr()) &&
+      site != Site::Argument)
+    return emitError() << "'" << name << "' marks a function argument, not "
+                       << siteName(site);
+  if (name == ZeroDialect::StateAttrHelper::getNameStr())
+    return verifyState(emitError, attr);
+  return verifyName(emitError, attr);
+}
+} // namespace
+
+LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName().getValue() == RoleAttrHelper::getNameStr() &&
+      !isa<func::FuncOp>(op))
+    return op->emitOpError()
+           << "'zero.role' belongs on a func.func, not on '"
+           << op->getName() << "'";
+  return verifyZeroAttr([&] { return op->emitOpError(); }, attr,
+                        Site::Operation);
+}
+
+LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  return verifyZeroAttr(
+      [&] { return op->emitOpError() << "argument #" << argIndex << ": "; },
+      attr, Site::Argument);
+}
+
+LogicalResult ZeroDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  return verifyZeroAttr(
+      [&] { return op->emitOpError() << "result #" << resultIndex << ": "; },
+      attr, Site::Result);
+}

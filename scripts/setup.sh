@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs every system dependency of zero-mlir from Debian's packages and
+# configures the build in ./build (Ninja, Release, ccache).
+# Idempotent: a second run installs nothing and only re-configures.
+#
+#   scripts/setup.sh            install + configure
+#   BUILD_DIR=out scripts/setup.sh
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+
+packages=(
+  cmake ninja-build ccache g++ python3 git
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null ||
+      { echo "setup: error: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -G Ninja -S . -B "$BUILD_DIR" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir >/dev/null
+echo "setup: configured $BUILD_DIR (build with: cmake --build $BUILD_DIR)"

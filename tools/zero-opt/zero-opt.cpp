@@ -1,0 +1,80 @@
+//===- zero-opt.cpp - zero-mlir optimizer driver ----------------*- C++ -*-===//
+//
+// mlir-opt with the dialects a training step and its ZeRO form use, plus the
+// zero dialect and passes. It is MlirOptMain with one addition: the input is
+// screened for text known to crash upstream parsers before it is parsed
+// (zero/Support/ParserGuard.h), so malformed input always ends in an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Support/ParserGuard.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+int main(int argc, char **argv) {
+  zero::registerZeroPasses();
+
+  DialectRegistry registry;
+  registry.insert<zero::ZeroDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, shard::ShardDialect,
+                  tensor::TensorDialect>();
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv,
+      "zero-mlir optimizer driver: ZeRO passes over training-step IR\n",
+      registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    input = llvm::MemoryBuffer::getMemBuffer("");
+  else
+    input = openInputFile(inputFilename, &errorMessage);
+  if (!input) {
+    llvm::errs() << "zero-opt: error: " << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+
+  {
+    llvm::SourceMgr sourceMgr;
+    unsigned id = sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    if (!zero::screenForParserCrashes(sourceMgr, id))
+      return EXIT_FAILURE;
+  }
+
+  // Like mlir-opt: the output file is kept only if everything succeeded.
+  auto output = openOutputFile(outputFilename, &errorMessage);
+  if (!output) {
+    llvm::errs() << "zero-opt: error: " << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
+}
