@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Mutation robustness test for zero-opt.
 
-Takes lit inputs (and any other .mlir files), makes random but reproducible
+Takes lit inputs (.mlir files, and the `<!-- lit-example` block of .md
+docs), makes random but reproducible
 mutations of them (line deletions, duplications and swaps, token deletions,
 swaps and replacements, number changes, truncation) and runs each variant
 through zero-opt with the flags its source file's RUN lines use. zero-opt may
@@ -102,10 +103,14 @@ def collect(paths):
         if os.path.isdir(p):
             for root, _, names in os.walk(p):
                 files += [os.path.join(root, n) for n in sorted(names)
-                          if n.endswith('.mlir')]
-        elif p.endswith('.mlir'):
+                          if n.endswith(('.mlir', '.md'))]
+        elif p.endswith(('.mlir', '.md')):
             files.append(p)
-    return sorted(files)
+    # Symbolic links (test/docs/*.md) would make a file count twice.
+    unique = {}
+    for f in files:
+        unique.setdefault(os.path.realpath(f), f)
+    return sorted(unique.values())
 
 
 def main():
@@ -126,6 +131,12 @@ def main():
     for f in collect(args.inputs):
         with open(f) as fh:
             text = fh.read()
+        if f.endswith('.md'):
+            # A doc's lit example: the ```mlir block after the marker.
+            m = re.search(r'<!-- lit-example.*?\n```mlir\n(.*?)\n```', text, re.S)
+            if not m:
+                continue
+            text = m.group(1)
         flags = zero_opt_flags(text) or [['--zero-verify']]
         sources.append((f, text, flags))
     if not sources:

@@ -90,22 +90,19 @@ public:
   RankedTensorType tensorType(ArrayRef<int64_t> shape, Type type = {}) const;
   static ArrayRef<int64_t> shapeOf(Value v);
 
-  //===--- Affine maps over a loop nest of `rank` dims
-  //---------------------===//
+  // --- Affine maps over a loop nest of `rank` dims ---
   AffineMap identityMap(unsigned rank) const;
   /// (d0, ..., d{rank-1}) -> (d{dims[0]}, d{dims[1]}, ...); `{}` gives the
   /// scalar map `-> ()`.
   AffineMap projectionMap(unsigned rank, ArrayRef<unsigned> dims) const;
 
-  //===--- Creation
-  //--------------------------------------------------------===//
+  // --- Creation ---
   Value empty(ArrayRef<int64_t> shape, Type type = {});
   /// linalg.fill of a fresh tensor with `value`.
   Value filled(ArrayRef<int64_t> shape, double value);
   Value filledNegInf(ArrayRef<int64_t> shape);
 
-  //===--- linalg.generic
-  //--------------------------------------------------===//
+  // --- linalg.generic ---
   /// General linalg.generic. `inits` are the output operands; a reduction
   /// generic needs initialized (filled) inits.
   SmallVector<Value> generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
@@ -131,8 +128,7 @@ public:
   Value reduceToScalar(ArrayRef<int64_t> shape, ValueRange ins,
                        ArrayRef<AffineMap> inMaps, BodyFn body);
 
-  //===--- Named linalg ops
-  //------------------------------------------------===//
+  // --- Named linalg ops ---
   /// linalg.add of two same-shaped tensors into `dest` (a fresh tensor by
   /// default; pass one of the inputs to let bufferization update it in
   /// place).
@@ -154,8 +150,7 @@ public:
   Value batchMatmul(Value a, Value bm, bool transA = false,
                     bool transB = false);
 
-  //===--- Layers shared by the models
-  //-------------------------------------===//
+  // --- Layers shared by the models ---
   /// y = x @ w + bias for x: N x I, w: I x O, bias: O. The bias is broadcast
   /// into the matmul's accumulator (addmm), so there is no separate pass.
   Value linear(Value x, Value w, Value bias);
@@ -166,8 +161,7 @@ public:
   /// dx = dy @ w^T (only when `needDx`).
   LinearGrads linearBackward(Value x, Value w, Value dy, bool needDx);
 
-  //===--- Reshapes and slices
-  //---------------------------------------------===//
+  // --- Reshapes and slices ---
   Value collapse(Value x, ArrayRef<ReassociationIndices> reassociation);
   Value expand(Value x, ArrayRef<int64_t> shape,
                ArrayRef<ReassociationIndices> reassociation);
