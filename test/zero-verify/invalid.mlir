@@ -168,6 +168,21 @@ func.func @opt(%w: tensor<4xf32> {zero.param = "w"}, %g: tensor<4xf32> {zero.gra
 
 // -----
 
+// The loss marker on an argument.
+func.func @fb(%w: tensor<4xf32> {zero.param = "w"},
+              // expected-error@+1 {{'zero.loss' is not a forward_backward argument role; use zero.param or zero.batch}}
+              %l: tensor<f32> {zero.loss})
+    -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.grad = "w"})
+    attributes {zero.role = "forward_backward"} {
+  return %l, %w : tensor<f32>, tensor<4xf32>
+}
+func.func @opt(%w: tensor<4xf32> {zero.param = "w"}, %g: tensor<4xf32> {zero.grad = "w"}) -> (tensor<4xf32> {zero.param = "w"})
+    attributes {zero.role = "optimizer"} {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
 // No loss result.
 // expected-error@+1 {{must return the loss first, marked {zero.loss}}}
 func.func @fb(%w: tensor<4xf32> {zero.param = "w"}) -> (tensor<4xf32> {zero.grad = "w"})

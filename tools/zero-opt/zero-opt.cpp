@@ -1,26 +1,16 @@
 //===- zero-opt.cpp - zero-mlir optimizer driver ----------------*- C++ -*-===//
 //
-// mlir-opt with the dialects a training step and its ZeRO form use, plus the
-// zero dialect and passes. It is MlirOptMain with one addition: the input is
-// screened for text known to crash upstream parsers before it is parsed
-// (zero/Support/ParserGuard.h), so malformed input always ends in an error.
+// mlir-opt with the dialects a training step, its ZeRO form and its lowering
+// use, plus the zero dialect, passes and pipelines. It is MlirOptMain with
+// one addition: the input is screened for text known to crash upstream
+// parsers before it is parsed (zero/Support/ParserGuard.h), so malformed
+// input always ends in an error.
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/InitAll.h"
 #include "zero/Support/ParserGuard.h"
-#include "zero/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -31,14 +21,9 @@
 using namespace mlir;
 
 int main(int argc, char **argv) {
-  zero::registerZeroPasses();
-
+  zero::registerZeroPassesAndPipelines();
   DialectRegistry registry;
-  registry.insert<zero::ZeroDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect, shard::ShardDialect,
-                  tensor::TensorDialect>();
+  zero::registerZeroDialects(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv,

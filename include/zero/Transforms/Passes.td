@@ -52,4 +52,104 @@ def ZeroVerifyPass : Pass<"zero-verify", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zero::ZeroDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Lowering (lib/Conversion)
+//===----------------------------------------------------------------------===//
+
+def ZeroPrepareBufferizationPass
+    : Pass<"zero-prepare-bufferization", "::mlir::ModuleOp"> {
+  let summary = "Fix the buffer ABI of the training-step functions";
+  let description = [{
+    Prepares a verified training step for upstream bufferization so that the
+    lowered functions have the ABI the runtime expects:
+
+    - every `forward_backward` argument and the optimizer's gradients and
+      hyper-parameters are read-only (`bufferization.writable = false`);
+    - the optimizer's parameters and states are writable, so one-shot
+      bufferization updates them in place;
+    - both functions become private, because upstream
+      `drop-equivalent-buffer-results` and `buffer-results-to-out-params`
+      only rewrite private functions. `zero-finalize-bufferization` makes
+      them public again.
+
+    Before:
+    ```mlir
+    func.func @opt(%p: tensor<4xf32> {zero.param = "w"},
+                   %g: tensor<4xf32> {zero.grad = "w"}) -> ...
+        attributes {zero.role = "optimizer"}
+    ```
+    After:
+    ```mlir
+    func.func private @opt(
+        %p: tensor<4xf32> {bufferization.writable = true, zero.param = "w"},
+        %g: tensor<4xf32> {bufferization.writable = false, zero.grad = "w"})
+        -> ... attributes {zero.role = "optimizer"}
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def ZeroFinalizeBufferizationPass
+    : Pass<"zero-finalize-bufferization", "::mlir::ModuleOp"> {
+  let summary = "Make the bufferized training-step functions public again";
+  let description = [{
+    Makes every function with a `zero.role` public (the runtime calls them)
+    once the
+    upstream passes have dropped in-place results and turned the others into
+    out-parameters, and checks the result: every training-step function
+    returns nothing, and each out-parameter carries the `zero.*` attribute of
+    the result it replaces.
+
+    Before:
+    ```mlir
+    func.func private @fb(%w: memref<4xf32> {zero.param = "w"},
+                          %loss: memref<f32> {zero.loss},
+                          %gw: memref<4xf32> {zero.grad = "w"})
+        attributes {zero.role = "forward_backward"}
+    ```
+    After:
+    ```mlir
+    func.func @fb(%w: memref<4xf32> {zero.param = "w"},
+                  %loss: memref<f32> {zero.loss},
+                  %gw: memref<4xf32> {zero.grad = "w"})
+        attributes {zero.role = "forward_backward"}
+    ```
+  }];
+}
+
+def ZeroLinalgToRuntimePass
+    : Pass<"zero-linalg-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower buffer matmuls to runtime GEMM calls";
+  let description = [{
+    Rewrites `linalg.matmul` and `linalg.batch_matmul` on memrefs of f32 or
+    f64 with the default (row-major, untransposed) indexing maps into calls
+    of the runtime's GEMM entry points (`zrt_gemm_f32`, `zrt_gemm_f64`,
+    `zrt_gemm_batched_f32`, `zrt_gemm_batched_f64`; see
+    runtime/include/zero/runtime.h), passing aligned pointers plus offsets
+    and leading dimensions. Operands whose rows are not contiguous (innermost
+    stride other than 1) or ops with other indexing maps are left alone; the
+    loop lowering handles them. Upstream has no linalg-to-BLAS lowering.
+
+    Before:
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
+                  outs(%c : memref<8x16xf32>)
+    ```
+    After (schematically):
+    ```mlir
+    %pa = ... aligned pointer of %a plus its offset ...
+    func.call @zrt_gemm_f32(%c8, %c16, %c4, %pa, %c4, %pb, %c16, %one,
+                            %pc, %c16)
+        : (i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr,
+           i64) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect"
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_PASSES_TD

@@ -1,0 +1,44 @@
+//===- Pipelines.h - zero-mlir lowering pipelines ---------------*- C++ -*-===//
+//
+// zero-lower-cpu turns a verified training step into LLVM dialect code that
+// calls the runtime (runtime/include/zero/runtime.h). It runs in two halves
+// so that a driver can read the buffer ABI of the step functions in between
+// (zero-run does): bufferization, then the lowering to LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_CONVERSION_PIPELINES_H
+#define ZERO_CONVERSION_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::zero {
+
+struct LowerCPUOptions : public PassPipelineOptions<LowerCPUOptions> {
+  PassOptions::Option<bool> gemmToRuntime{
+      *this, "gemm-to-runtime",
+      llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
+                     "(OpenBLAS); off: plain loops like everything else"),
+      llvm::cl::init(true)};
+};
+
+/// Tensors to buffers with the step ABI: read-only inputs, in-place optimizer
+/// parameters and states, out-parameters for everything else, and
+/// ownership-based deallocation of every temporary.
+void buildBufferizeStepPipeline(OpPassManager &pm);
+
+/// Buffers to the LLVM dialect: matmuls to runtime GEMM calls, the rest to
+/// loops, allocations through the runtime's accounting allocator.
+void buildLowerToLLVMPipeline(OpPassManager &pm, const LowerCPUOptions &opts);
+
+/// Both halves: the `zero-lower-cpu` pipeline.
+void buildLowerCPUPipeline(OpPassManager &pm, const LowerCPUOptions &opts);
+
+/// Registers `zero-lower-cpu` (and its halves, `zero-bufferize-step` and
+/// `zero-lower-to-llvm`) with the pass-pipeline command-line parser.
+void registerZeroPipelines();
+
+} // namespace mlir::zero
+
+#endif // ZERO_CONVERSION_PIPELINES_H

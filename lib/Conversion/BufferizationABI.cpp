@@ -1,0 +1,98 @@
+//===- BufferizationABI.cpp - Buffer ABI of the step functions ------------===//
+//
+// zero-prepare-bufferization and zero-finalize-bufferization bracket the
+// upstream bufferization passes in zero-lower-cpu. Together they give the
+// lowered step functions a fixed ABI: inputs are read-only buffers, the
+// optimizer updates parameters and states in place, and every other result
+// becomes an out-parameter that keeps its `zero.*` attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROPREPAREBUFFERIZATIONPASS
+#define GEN_PASS_DEF_ZEROFINALIZEBUFFERIZATIONPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+bool hasRole(func::FuncOp fn) {
+  return fn->hasAttr(ZeroDialect::RoleAttrHelper::getNameStr());
+}
+
+struct ZeroPrepareBufferizationPass
+    : public zero::impl::ZeroPrepareBufferizationPassBase<
+          ZeroPrepareBufferizationPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (!hasRole(fn) || fn.isExternal())
+        continue;
+      bool isOptimizer =
+          fn->getAttrOfType<StringAttr>(
+                ZeroDialect::RoleAttrHelper::getNameStr())
+              .getValue() == "optimizer";
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+        if (!isa<TensorType>(fn.getArgument(i).getType()))
+          continue;
+        // Only the optimizer's parameters and states are updated in place.
+        bool inPlace =
+            isOptimizer &&
+            (fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) ||
+             fn.getArgAttr(i, ZeroDialect::StateAttrHelper::getNameStr()));
+        fn.setArgAttr(i, writable, BoolAttr::get(ctx, inPlace));
+      }
+      fn.setPrivate();
+    }
+  }
+};
+
+struct ZeroFinalizeBufferizationPass
+    : public zero::impl::ZeroFinalizeBufferizationPassBase<
+          ZeroFinalizeBufferizationPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (!hasRole(fn))
+        continue;
+      fn.setPublic();
+      if (fn.getNumResults() != 0) {
+        fn.emitOpError() << "still returns " << fn.getNumResults()
+                         << " value(s) after bufferization; run "
+                            "drop-equivalent-buffer-results and "
+                            "buffer-results-to-out-params before "
+                            "zero-finalize-bufferization";
+        return signalPassFailure();
+      }
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+        fn.removeArgAttr(i, writable);
+        // buffer-results-to-out-params adds out-parameters; each must have
+        // kept the zero.* attribute of its result.
+        DictionaryAttr attrs = fn.getArgAttrDict(i);
+        bool marked = attrs && llvm::any_of(attrs, [](NamedAttribute a) {
+          return a.getName().getValue().starts_with("zero.");
+        });
+        if (!marked) {
+          fn.emitOpError() << "argument #" << i
+                           << " has no zero.* attribute after bufferization";
+          return signalPassFailure();
+        }
+      }
+    }
+  }
+};
+} // namespace

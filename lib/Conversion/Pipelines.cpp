@@ -1,0 +1,100 @@
+//===- Pipelines.cpp - zero-mlir lowering pipelines -----------------------===//
+//
+// Upstream passes do all the work but three: zero-prepare-bufferization and
+// zero-finalize-bufferization fix the step functions' buffer ABI around the
+// upstream bufferization passes, and zero-linalg-to-runtime sends matmuls to
+// the runtime's GEMM (upstream has no linalg-to-BLAS lowering).
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Conversion/Pipelines.h"
+
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
+  pm.addPass(createZeroPrepareBufferizationPass());
+  // No upstream linalg-fuse-elementwise-ops here: it also folds
+  // linalg.transpose producers into matmul consumers, which turns them into
+  // generic contractions that the GEMM lowering no longer recognizes.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createZeroFinalizeBufferizationPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+}
+
+void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                    const LowerCPUOptions &opts) {
+  if (opts.gemmToRuntime)
+    pm.addPass(createZeroLinalgToRuntimePass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Intrinsics where LLVM has them (exp, log, sqrt, pow, ...), libm for the
+  // rest (tanh).
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  // Every allocation goes through _mlir_memref_to_llvm_{alloc,free}, which
+  // the runtime implements with per-category accounting.
+  FinalizeMemRefToLLVMConversionPassOptions memref;
+  memref.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void zero::buildLowerCPUPipeline(OpPassManager &pm,
+                                 const LowerCPUOptions &opts) {
+  buildBufferizeStepPipeline(pm);
+  buildLowerToLLVMPipeline(pm, opts);
+}
+
+void zero::registerZeroPipelines() {
+  PassPipelineRegistration<LowerCPUOptions>(
+      "zero-lower-cpu",
+      "Lower a verified training step to LLVM dialect code that calls the "
+      "zero runtime (bufferize-step, then lower-to-llvm)",
+      buildLowerCPUPipeline);
+  PassPipelineRegistration<>(
+      "zero-bufferize-step",
+      "First half of zero-lower-cpu: bufferize a training step with the "
+      "runtime's buffer ABI",
+      buildBufferizeStepPipeline);
+  PassPipelineRegistration<LowerCPUOptions>(
+      "zero-lower-to-llvm",
+      "Second half of zero-lower-cpu: buffers to the LLVM dialect",
+      buildLowerToLLVMPipeline);
+}

@@ -1,0 +1,66 @@
+// RUN: zero-opt %s --zero-linalg-to-runtime -split-input-file | FileCheck %s
+
+// A row-major f32 matmul becomes one zrt_gemm_f32 call: m, n, k, then
+// pointer and leading dimension of A and B, beta = 1 (linalg.matmul
+// accumulates), pointer and leading dimension of C.
+// CHECK-LABEL: func.func @matmul_f32
+// CHECK-SAME:    (%[[A:.*]]: memref<8x4xf32>, %[[B:.*]]: memref<4x16xf32>, %[[C:.*]]: memref<8x16xf32>)
+// CHECK-DAG:     memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK-DAG:     memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK-DAG:     memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @zrt_gemm_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}) : (i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
+// CHECK-NOT:     linalg.matmul
+// CHECK:         func.func private @zrt_gemm_f32(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
+func.func @matmul_f32(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
+
+// -----
+
+// Sizes and leading dimensions come from the buffers' metadata, so a view
+// with a row stride larger than its width (a column block) works too; the
+// pointer includes the view's offset.
+// CHECK-LABEL: func.func @strided_view_f64
+// CHECK:         %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %{{.*}} : memref<4x2xf64, strided<[8, 1], offset: 2>>
+// CHECK:         %[[P:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<4x2xf64, strided<[8, 1], offset: 2>>
+// CHECK:         %[[OFF64:.*]] = arith.index_cast %[[OFF]] : index to i64
+// CHECK:         llvm.getelementptr %{{.*}}[%[[OFF64]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+// CHECK:         call @zrt_gemm_f64
+func.func @strided_view_f64(%a: memref<3x4xf64>, %whole: memref<4x8xf64>, %c: memref<3x2xf64>) {
+  %b = memref.subview %whole[0, 2] [4, 2] [1, 1] : memref<4x8xf64> to memref<4x2xf64, strided<[8, 1], offset: 2>>
+  linalg.matmul ins(%a, %b : memref<3x4xf64>, memref<4x2xf64, strided<[8, 1], offset: 2>>) outs(%c : memref<3x2xf64>)
+  return
+}
+
+// -----
+
+// batch_matmul passes the batch count and each operand's batch stride.
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK:         call @zrt_gemm_batched_f32({{.*}}) : (i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64) -> ()
+// CHECK-NOT:     linalg.batch_matmul
+func.func @batch_matmul(%a: memref<4x8x2xf32>, %b: memref<4x2x8xf32>, %c: memref<4x8x8xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<4x8x2xf32>, memref<4x2x8xf32>) outs(%c : memref<4x8x8xf32>)
+  return
+}
+
+// -----
+
+// Left for the loop lowering: transposed indexing maps, non-contiguous rows,
+// tensors, and element types the runtime has no GEMM for.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-4: linalg.matmul
+// CHECK-NOT:     call @zrt_gemm
+func.func @left_alone(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
+                      %s: memref<4x4xf32, strided<[1, 4]>>, %t: tensor<4x4xf32>,
+                      %ai: memref<4x4xi32>, %ci: memref<4x4xi32>) -> tensor<4x4xf32> {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                 affine_map<(m, n, k) -> (k, n)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.matmul ins(%s, %b : memref<4x4xf32, strided<[1, 4]>>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  %r = linalg.matmul ins(%t, %t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
+  linalg.matmul ins(%ai, %ai : memref<4x4xi32>, memref<4x4xi32>) outs(%ci : memref<4x4xi32>)
+  return %r : tensor<4x4xf32>
+}
