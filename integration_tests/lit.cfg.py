@@ -22,7 +22,7 @@ config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["zero-opt", "zero-gen"],
+llvm_config.add_tool_substitutions(["zero-opt", "zero-gen", "zero-run"],
                                    [config.zero_tools_dir,
                                     config.llvm_tools_dir])
 

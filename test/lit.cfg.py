@@ -24,5 +24,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.zero_tools_dir, config.llvm_tools_dir]
-tools = ["zero-opt", "zero-gen"]
+tools = ["zero-opt", "zero-gen", "zero-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

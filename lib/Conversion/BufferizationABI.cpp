@@ -14,10 +14,12 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROPREPAREBUFFERIZATIONPASS
 #define GEN_PASS_DEF_ZEROFINALIZEBUFFERIZATIONPASS
+#define GEN_PASS_DEF_ZEROSTRIPCONTRACTATTRIBUTESPASS
 #include "zero/Transforms/Passes.h.inc"
 } // namespace mlir::zero
 
@@ -93,6 +95,30 @@ struct ZeroFinalizeBufferizationPass
         }
       }
     }
+  }
+};
+
+struct ZeroStripContractAttributesPass
+    : public zero::impl::ZeroStripContractAttributesPassBase<
+          ZeroStripContractAttributesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    auto strip = [](DictionaryAttr attrs) -> DictionaryAttr {
+      if (!attrs)
+        return attrs;
+      SmallVector<NamedAttribute> kept;
+      for (NamedAttribute a : attrs)
+        if (!a.getName().getValue().starts_with("zero."))
+          kept.push_back(a);
+      return DictionaryAttr::get(attrs.getContext(), kept);
+    };
+    getOperation().walk([&](FunctionOpInterface fn) {
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+        fn.setArgAttrs(i, strip(fn.getArgAttrDict(i)));
+      for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+        fn.setResultAttrs(i, strip(fn.getResultAttrDict(i)));
+    });
   }
 };
 } // namespace

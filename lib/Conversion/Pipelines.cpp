@@ -68,12 +68,17 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   // Every allocation goes through _mlir_memref_to_llvm_{alloc,free}, which
   // the runtime implements with per-category accounting.
+  // Aligned allocation asks for exactly the bytes a buffer needs (rounded
+  // up to its 64-byte alignment); the plain form over-allocates by the
+  // alignment to align by hand, which the accounting would count.
   FinalizeMemRefToLLVMConversionPassOptions memref;
   memref.useGenericFunctions = true;
+  memref.useAlignedAlloc = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createZeroStripContractAttributesPass());
 }
 
 void zero::buildLowerCPUPipeline(OpPassManager &pm,

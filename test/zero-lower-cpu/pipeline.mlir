@@ -13,17 +13,19 @@
 // CHECK-LABEL: llvm.func @fb(
 // CHECK-NOT:     linalg.
 // CHECK-NOT:     memref.
-// CHECK:         llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK:         llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK:         llvm.call @zrt_gemm_f32
 // CHECK:         llvm.call @_mlir_memref_to_llvm_free
 // CHECK-LABEL: llvm.func @opt(
-// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK-NOT:     llvm.call @_mlir_memref_to_llvm_aligned_alloc
 // CHECK:         llvm.return
 
 // DECL-DAG:    llvm.func @zrt_gemm_f32(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
-// DECL-DAG:    llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+// DECL-DAG:    llvm.func @_mlir_memref_to_llvm_aligned_alloc(i64, i64) -> !llvm.ptr
 // DECL-DAG:    llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
 
+// No zero.* argument attributes reach LLVM IR translation.
+// LLVMIR-NOT: zero.
 // LLVMIR: define void @fb(
 // LLVMIR: call void @zrt_gemm_f32(i64 4, i64 2, i64 3,
 // LLVMIR: define void @opt(

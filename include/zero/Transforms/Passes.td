@@ -152,4 +152,27 @@ def ZeroLinalgToRuntimePass
   ];
 }
 
+def ZeroStripContractAttributesPass
+    : Pass<"zero-strip-contract-attributes", "::mlir::ModuleOp"> {
+  let summary = "Drop zero.* argument and result attributes after lowering";
+  let description = [{
+    Removes the training-step roles (`zero.param`, `zero.grad`, ...) from the
+    arguments and results of every function-like op once the step is lowered:
+    nothing reads them any more, and LLVM IR translation warns about argument
+    attributes it does not know. The function-level `zero.role` stays, so a
+    lowered module still says which function is which.
+
+    Before:
+    ```mlir
+    llvm.func @opt(%arg0: !llvm.ptr, ..., %lr: f32 {zero.hyper = "lr"})
+        attributes {zero.role = "optimizer"}
+    ```
+    After:
+    ```mlir
+    llvm.func @opt(%arg0: !llvm.ptr, ..., %lr: f32)
+        attributes {zero.role = "optimizer"}
+    ```
+  }];
+}
+
 #endif // ZERO_TRANSFORMS_PASSES_TD

@@ -1,0 +1,98 @@
+//===- Backend.h - zero-runtime backend interface ---------------*- C++ -*-===//
+//
+// The internal interface behind the C ABI. runtime.h's entry points validate
+// arguments, count bytes, calls and FLOPs, and time GEMMs; a Backend only
+// provides memory and arithmetic. The CPU backend (OpenBLAS) is the one built
+// today; a CUDA backend (cudaMalloc/pinned memory, cuBLASLt on a stream) and
+// collectives (MPI on CPU, NCCL on GPU) implement the same interface, so
+// generated code and zero-run never change when they arrive.
+//
+// Backends may throw (zero::runtime::Error for invalid input, std::bad_alloc
+// for exhausted memory); the C ABI layer catches everything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_LIB_BACKEND_H
+#define ZERO_RUNTIME_LIB_BACKEND_H
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace zero::runtime {
+
+/// An error with a one-line message for zrt_last_error or the fatal handler.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DType { F32, F64 };
+
+inline int32_t dtypeBytes(DType t) { return t == DType::F32 ? 4 : 8; }
+
+/// One validated GEMM: C = A*B + beta*C, row-major, with m, n, k >= 1, each
+/// leading dimension at least its row length, and non-null matrices. The
+/// pointers point to float or double as the DType says; beta is converted to
+/// the element type by the backend.
+struct GemmArgs {
+  int64_t m, n, k;
+  const void *a;
+  int64_t lda;
+  const void *b;
+  int64_t ldb;
+  double beta;
+  void *c;
+  int64_t ldc;
+};
+
+/// A validated batched GEMM: batch >= 2 products as in GemmArgs, matrix i
+/// starting `stride * i` elements after the first; strides are >= 0 and the
+/// C matrices do not overlap.
+struct BatchedGemmArgs {
+  int64_t batch;
+  GemmArgs first;
+  int64_t strideA, strideB, strideC;
+};
+
+/// A block of backend memory: `ptr` is what the caller sees, `handle` what
+/// the backend needs to release it (for the CPU backend, the unaligned
+/// calloc'd base).
+struct Block {
+  void *ptr = nullptr;
+  void *handle = nullptr;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// "cpu", "cuda", ...
+  virtual const char *name() const = 0;
+
+  /// Applies zrt_init's settings. numThreads <= 0 keeps the current count.
+  virtual void configure(int numThreads) = 0;
+
+  /// Returns `bytes` zero-filled bytes (bytes may be 0: a unique block)
+  /// aligned to `alignment`, a power of two >= 64. Throws std::bad_alloc.
+  virtual Block allocate(std::size_t bytes, std::size_t alignment) = 0;
+
+  /// Releases a block from allocate(). Never throws.
+  virtual void deallocate(const Block &block) noexcept = 0;
+
+  /// Runs one validated GEMM. Throws Error for arguments the backend cannot
+  /// take (for example sizes beyond its integer range).
+  virtual void gemm(DType dtype, const GemmArgs &args) = 0;
+
+  /// Runs a validated batched GEMM.
+  virtual void gemmBatched(DType dtype, const BatchedGemmArgs &args) = 0;
+};
+
+/// The process-wide CPU backend (never destroyed, so blocks it handed out
+/// stay releasable during static destruction).
+Backend &cpuBackend();
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_LIB_BACKEND_H

@@ -1,0 +1,622 @@
+//===- Runtime.cpp - The zero-runtime C ABI -------------------------------===//
+//
+// Everything runtime.h promises that does not depend on the backend: backend
+// selection, argument validation, allocation accounting, GEMM counters and
+// timing, and the error channels. C++ exceptions are used inside and stop at
+// `guarded`, which every entry point goes through; the fatal handler is
+// called only after `guarded` has returned, with no lock held and no object
+// with a destructor alive in the runtime's frames, so a handler may leave by
+// longjmp or by throwing.
+//
+// Allocations are found again through a table of live blocks rather than a
+// header in front of each block: freeing a foreign, interior or already freed
+// pointer is then detected exactly without reading memory the runtime does
+// not own, and the same table works for device memory, where a header cannot
+// be written from the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime.h"
+
+#include "Backend.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+using namespace zero::runtime;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+constexpr std::size_t kErrorCapacity = 1024;
+thread_local char lastError[kErrorCapacity] = "";
+
+void setLastError(const char *entry, const char *message) noexcept {
+  std::snprintf(lastError, kErrorCapacity, "%s: %s", entry, message);
+}
+
+void defaultFatalHandler(const char *message) {
+  std::fprintf(stderr, "zero-runtime: error: %s\n", message);
+  std::fflush(stderr);
+  std::exit(1);
+}
+
+std::atomic<zrt_fatal_handler> fatalHandler{nullptr};
+
+/// Passes the failure recorded in lastError to the fatal handler. The
+/// message is copied first, so a handler that calls back into the runtime
+/// cannot overwrite it.
+void reportFatal() {
+  char message[kErrorCapacity];
+  std::memcpy(message, lastError, kErrorCapacity);
+  zrt_fatal_handler handler = fatalHandler.load();
+  (handler ? handler : defaultFatalHandler)(message);
+}
+
+/// Runs `fn`, turning any exception into lastError. Returns true on success.
+template <typename Fn> bool guarded(const char *entry, Fn &&fn) noexcept {
+  try {
+    fn();
+    return true;
+  } catch (const std::bad_alloc &) {
+    setLastError(entry, "out of memory");
+  } catch (const std::exception &e) {
+    setLastError(entry, e.what());
+  } catch (...) {
+    setLastError(entry, "unknown internal error");
+  }
+  return false;
+}
+
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char *fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+/// The value of a zrt_category argument as an int. C callers (generated code
+/// included) may pass any int; in C++ loading such a value as the enum type
+/// is undefined, so the bits are copied instead.
+int categoryValue(const zrt_category &category) {
+  std::underlying_type_t<zrt_category> value;
+  static_assert(sizeof value == sizeof category);
+  std::memcpy(&value, &category, sizeof value);
+  return static_cast<int>(value);
+}
+
+bool validCategory(int category) {
+  return category >= 0 && category < ZRT_NUM_CATEGORIES;
+}
+
+const char *categoryName(int category) {
+  switch (category) {
+  case ZRT_PARAMS:
+    return "params";
+  case ZRT_GRADS:
+    return "grads";
+  case ZRT_OPTIMIZER_STATES:
+    return "optimizer_states";
+  case ZRT_ACTIVATIONS:
+    return "activations";
+  case ZRT_COMM:
+    return "comm";
+  default:
+    return "unknown";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Backend selection
+//===----------------------------------------------------------------------===//
+
+std::atomic<Backend *> activeBackend{nullptr};
+std::mutex initMutex;
+
+void init(const char *name, int numThreads) {
+  std::string requested = name ? name : "cpu";
+  Backend *backend = nullptr;
+  if (requested == "cpu")
+    backend = &cpuBackend();
+  else if (requested == "cuda")
+    throw Error("backend \"cuda\" is not built yet: this zero-runtime has "
+                "only the \"cpu\" backend");
+  else
+    throw Error("unknown backend \"" + requested + "\" (built: cpu)");
+  std::lock_guard<std::mutex> lock(initMutex);
+  backend->configure(numThreads);
+  activeBackend.store(backend);
+}
+
+/// The selected backend, selecting "cpu" with default settings if none is.
+Backend &backend() {
+  if (Backend *b = activeBackend.load())
+    return *b;
+  std::lock_guard<std::mutex> lock(initMutex);
+  if (!activeBackend.load())
+    activeBackend.store(&cpuBackend());
+  return *activeBackend.load();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+constexpr std::size_t kMinAlignment = 64;
+
+struct LiveBlock {
+  std::size_t bytes;
+  int category;
+  Backend *owner;
+  void *handle;
+};
+
+class Memory {
+public:
+  void *allocate(std::size_t bytes, std::size_t alignment, int category) {
+    if (!validCategory(category))
+      throw Error(format("invalid category %d", category));
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      throw Error(format("alignment %zu is not a power of two", alignment));
+    Backend &owner = backend();
+    Block block;
+    try {
+      block = owner.allocate(bytes, std::max(alignment, kMinAlignment));
+    } catch (const std::bad_alloc &) {
+      throw Error(format("cannot allocate %zu bytes for %s: out of memory",
+                         bytes, categoryName(category)));
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    try {
+      live.emplace(block.ptr, LiveBlock{bytes, category, &owner, block.handle});
+    } catch (...) {
+      owner.deallocate(block);
+      throw;
+    }
+    current[category] += bytes;
+    peak[category] = std::max(peak[category], current[category]);
+    currentTotal += bytes;
+    peakTotal = std::max(peakTotal, currentTotal);
+    ++numAllocs;
+    return block.ptr;
+  }
+
+  void release(void *ptr) {
+    LiveBlock found;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = live.find(ptr);
+      if (it == live.end())
+        throw Error(format("%p is not a live zero-runtime allocation (never "
+                           "allocated here, an interior pointer, or already "
+                           "freed)",
+                           ptr));
+      found = it->second;
+      live.erase(it);
+      current[found.category] -= found.bytes;
+      currentTotal -= found.bytes;
+      ++numFrees;
+    }
+    found.owner->deallocate(Block{ptr, found.handle});
+  }
+
+  void stats(zrt_memory_stats &out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c) {
+      out.current[c] = current[c];
+      out.peak[c] = peak[c];
+    }
+    out.current_total = currentTotal;
+    out.peak_total = peakTotal;
+    out.num_allocs = numAllocs;
+    out.num_frees = numFrees;
+  }
+
+  void resetPeaks() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
+      peak[c] = current[c];
+    peakTotal = currentTotal;
+  }
+
+private:
+  std::mutex mutex;
+  std::unordered_map<void *, LiveBlock> live;
+  uint64_t current[ZRT_NUM_CATEGORIES] = {};
+  uint64_t peak[ZRT_NUM_CATEGORIES] = {};
+  uint64_t currentTotal = 0, peakTotal = 0, numAllocs = 0, numFrees = 0;
+};
+
+Memory &memory() {
+  // Leaked on purpose: frees during static destruction must still work.
+  static Memory *instance = new Memory();
+  return *instance;
+}
+
+std::atomic<int> generatedCategory{ZRT_ACTIVATIONS};
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+struct ShapeKey {
+  int32_t dtypeBytes;
+  int64_t batch, m, n, k;
+  bool operator==(const ShapeKey &o) const {
+    return dtypeBytes == o.dtypeBytes && batch == o.batch && m == o.m &&
+           n == o.n && k == o.k;
+  }
+};
+
+struct ShapeKeyHash {
+  std::size_t operator()(const ShapeKey &key) const {
+    std::size_t h = std::hash<int64_t>()(key.dtypeBytes);
+    for (int64_t v : {key.batch, key.m, key.n, key.k})
+      h = h * 1000003u ^ std::hash<int64_t>()(v);
+    return h;
+  }
+};
+
+class GemmCounters {
+public:
+  void record(const ShapeKey &key, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++totals.calls;
+    totals.flops += 2 * uint64_t(key.m) * uint64_t(key.n) * uint64_t(key.k) *
+                    uint64_t(key.batch);
+    totals.seconds += seconds;
+    auto [it, inserted] = index.try_emplace(key, shapes.size());
+    if (inserted) {
+      try {
+        shapes.push_back(zrt_gemm_shape{key.dtypeBytes, key.batch, key.m, key.n,
+                                        key.k, 0, 0.0});
+      } catch (...) {
+        index.erase(it);
+        throw;
+      }
+    }
+    zrt_gemm_shape &entry = shapes[it->second];
+    ++entry.calls;
+    entry.seconds += seconds;
+  }
+
+  zrt_gemm_stats get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return totals;
+  }
+
+  std::size_t shapeCount() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return shapes.size();
+  }
+
+  bool shape(std::size_t i, zrt_gemm_shape &out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (i >= shapes.size())
+      return false;
+    out = shapes[i];
+    return true;
+  }
+
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex);
+    totals = zrt_gemm_stats{0, 0, 0.0};
+    shapes.clear();
+    index.clear();
+  }
+
+private:
+  std::mutex mutex;
+  zrt_gemm_stats totals = {0, 0, 0.0};
+  std::vector<zrt_gemm_shape> shapes;
+  std::unordered_map<ShapeKey, std::size_t, ShapeKeyHash> index;
+};
+
+GemmCounters &gemmCounters() {
+  static GemmCounters *instance = new GemmCounters();
+  return *instance;
+}
+
+/// A GEMM call as it arrives at the C ABI (batch = 1 and strides 0 for the
+/// unbatched entry points).
+struct GemmCall {
+  int64_t batch, m, n, k;
+  const void *a;
+  int64_t strideA, lda;
+  const void *b;
+  int64_t strideB, ldb;
+  double beta;
+  void *c;
+  int64_t strideC, ldc;
+};
+
+void checkNonNegative(const char *name, int64_t value) {
+  if (value < 0)
+    throw Error(format("%s = %lld is negative", name, (long long)value));
+}
+
+/// Checks that a row-major matrix with rows of `cols` elements can have row
+/// stride `ld` (BLAS requires ld >= max(1, cols)).
+void checkLeadingDim(const char *ld, int64_t value, const char *matrix,
+                     const char *colsName, int64_t cols) {
+  if (value < std::max<int64_t>(1, cols))
+    throw Error(format("%s = %lld is less than max(1, %s) = %lld: the rows of "
+                       "%s would overlap",
+                       ld, (long long)value, colsName,
+                       (long long)std::max<int64_t>(1, cols), matrix));
+}
+
+void checkNotNull(const char *name, const void *ptr) {
+  if (!ptr)
+    throw Error(format("%s is NULL", name));
+}
+
+/// The C matrices of a batch must not overlap: matrix i + 1 starts at or
+/// after the end of the last row of matrix i.
+void checkDisjointC(const GemmCall &g) {
+  if (g.batch <= 1)
+    return;
+  // (m - 1) * ldc + n, computed without overflow.
+  __int128 extent = (__int128)(g.m - 1) * g.ldc + g.n;
+  if ((__int128)g.strideC < extent)
+    throw Error(format("stride_c = %lld is less than (m - 1) * ldc + n = "
+                       "%lld: the C matrices of the batch would overlap",
+                       (long long)g.strideC,
+                       (long long)std::min<__int128>(extent, INT64_MAX)));
+}
+
+template <typename T> void scaleC(const GemmCall &g) {
+  const T beta = static_cast<T>(g.beta);
+  if (beta == T(1))
+    return;
+  for (int64_t i = 0; i < g.batch; ++i) {
+    T *c = static_cast<T *>(g.c) + i * g.strideC;
+    for (int64_t r = 0; r < g.m; ++r) {
+      T *row = c + r * g.ldc;
+      if (beta == T(0))
+        std::fill(row, row + g.n, T(0));
+      else
+        for (int64_t j = 0; j < g.n; ++j)
+          row[j] *= beta;
+    }
+  }
+}
+
+void gemm(DType dtype, GemmCall g, bool batched) {
+  if (batched)
+    checkNonNegative("batch", g.batch);
+  checkNonNegative("m", g.m);
+  checkNonNegative("n", g.n);
+  checkNonNegative("k", g.k);
+  auto start = std::chrono::steady_clock::now();
+  ShapeKey key{dtypeBytes(dtype), g.batch, g.m, g.n, g.k};
+
+  if (g.batch > 0 && g.m > 0 && g.n > 0) {
+    if (g.batch <= 1)
+      g.strideA = g.strideB = g.strideC = 0;
+    // A matrix with one row never uses its leading dimension.
+    if (g.m == 1) {
+      g.lda = std::max(g.lda, g.k);
+      g.ldc = std::max(g.ldc, g.n);
+    }
+    if (g.k == 1)
+      g.ldb = std::max(g.ldb, g.n);
+
+    checkLeadingDim("ldc", g.ldc, "C", "n", g.n);
+    checkNotNull("c", g.c);
+    if (g.batch > 1) {
+      checkNonNegative("stride_c", g.strideC);
+      checkDisjointC(g);
+    }
+    if (g.k == 0) {
+      // linalg semantics with an empty reduction: C = beta * C.
+      if (dtype == DType::F32)
+        scaleC<float>(g);
+      else
+        scaleC<double>(g);
+    } else {
+      checkLeadingDim("lda", g.lda, "A", "k", g.k);
+      checkLeadingDim("ldb", g.ldb, "B", "n", g.n);
+      checkNotNull("a", g.a);
+      checkNotNull("b", g.b);
+      GemmArgs args{g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc};
+      if (g.batch == 1) {
+        backend().gemm(dtype, args);
+      } else {
+        checkNonNegative("stride_a", g.strideA);
+        checkNonNegative("stride_b", g.strideB);
+        backend().gemmBatched(dtype, BatchedGemmArgs{g.batch, args, g.strideA,
+                                                     g.strideB, g.strideC});
+      }
+    }
+  }
+
+  std::chrono::duration<double> elapsed =
+      std::chrono::steady_clock::now() - start;
+  gemmCounters().record(key, elapsed.count());
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// C ABI
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+int zrt_init(const char *backendName, int num_threads) {
+  return guarded("zrt_init", [&] { init(backendName, num_threads); }) ? 0 : 1;
+}
+
+void zrt_shutdown(void) {
+  if (!guarded("zrt_shutdown", [] {
+        std::lock_guard<std::mutex> lock(initMutex);
+        activeBackend.store(nullptr);
+      }))
+    reportFatal();
+}
+
+const char *zrt_last_error(void) { return lastError; }
+
+void zrt_set_fatal_handler(zrt_fatal_handler handler) {
+  fatalHandler.store(handler);
+}
+
+const char *zrt_category_name(zrt_category category) {
+  return categoryName(categoryValue(category));
+}
+
+void *zrt_alloc(size_t bytes, zrt_category category) {
+  void *ptr = nullptr;
+  guarded("zrt_alloc", [&] {
+    ptr = memory().allocate(bytes, kMinAlignment, categoryValue(category));
+  });
+  return ptr;
+}
+
+void zrt_free(void *ptr) {
+  if (ptr && !guarded("zrt_free", [&] { memory().release(ptr); }))
+    reportFatal();
+}
+
+void zrt_get_memory_stats(zrt_memory_stats *out) {
+  if (out && !guarded("zrt_get_memory_stats", [&] { memory().stats(*out); }))
+    reportFatal();
+}
+
+void zrt_reset_peaks(void) {
+  if (!guarded("zrt_reset_peaks", [&] { memory().resetPeaks(); }))
+    reportFatal();
+}
+
+void *_mlir_memref_to_llvm_alloc(size_t size) {
+  void *ptr = nullptr;
+  if (!guarded("_mlir_memref_to_llvm_alloc", [&] {
+        ptr = memory().allocate(size, kMinAlignment, generatedCategory.load());
+      }))
+    reportFatal();
+  return ptr;
+}
+
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
+  void *ptr = nullptr;
+  if (!guarded("_mlir_memref_to_llvm_aligned_alloc", [&] {
+        ptr = memory().allocate(size, alignment, generatedCategory.load());
+      }))
+    reportFatal();
+  return ptr;
+}
+
+void _mlir_memref_to_llvm_free(void *ptr) {
+  if (ptr &&
+      !guarded("_mlir_memref_to_llvm_free", [&] { memory().release(ptr); }))
+    reportFatal();
+}
+
+void zrt_set_generated_category(zrt_category category) {
+  if (!guarded("zrt_set_generated_category", [&] {
+        int value = categoryValue(category);
+        if (!validCategory(value))
+          throw Error(format("invalid category %d", value));
+        generatedCategory.store(value);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_f32(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                  const float *b, int64_t ldb, float beta, float *c,
+                  int64_t ldc) {
+  if (!guarded("zrt_gemm_f32", [&] {
+        gemm(DType::F32,
+             GemmCall{1, m, n, k, a, 0, lda, b, 0, ldb, beta, c, 0, ldc},
+             false);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_f64(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                  const double *b, int64_t ldb, double beta, double *c,
+                  int64_t ldc) {
+  if (!guarded("zrt_gemm_f64", [&] {
+        gemm(DType::F64,
+             GemmCall{1, m, n, k, a, 0, lda, b, 0, ldb, beta, c, 0, ldc},
+             false);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_batched_f32(int64_t batch, int64_t m, int64_t n, int64_t k,
+                          const float *a, int64_t stride_a, int64_t lda,
+                          const float *b, int64_t stride_b, int64_t ldb,
+                          float beta, float *c, int64_t stride_c, int64_t ldc) {
+  if (!guarded("zrt_gemm_batched_f32", [&] {
+        gemm(DType::F32,
+             GemmCall{batch, m, n, k, a, stride_a, lda, b, stride_b, ldb, beta,
+                      c, stride_c, ldc},
+             true);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_batched_f64(int64_t batch, int64_t m, int64_t n, int64_t k,
+                          const double *a, int64_t stride_a, int64_t lda,
+                          const double *b, int64_t stride_b, int64_t ldb,
+                          double beta, double *c, int64_t stride_c,
+                          int64_t ldc) {
+  if (!guarded("zrt_gemm_batched_f64", [&] {
+        gemm(DType::F64,
+             GemmCall{batch, m, n, k, a, stride_a, lda, b, stride_b, ldb, beta,
+                      c, stride_c, ldc},
+             true);
+      }))
+    reportFatal();
+}
+
+void zrt_get_gemm_stats(zrt_gemm_stats *out) {
+  if (out &&
+      !guarded("zrt_get_gemm_stats", [&] { *out = gemmCounters().get(); }))
+    reportFatal();
+}
+
+size_t zrt_gemm_shape_count(void) {
+  size_t count = 0;
+  if (!guarded("zrt_gemm_shape_count",
+               [&] { count = gemmCounters().shapeCount(); }))
+    reportFatal();
+  return count;
+}
+
+int zrt_get_gemm_shape(size_t index, zrt_gemm_shape *out) {
+  bool ok = guarded("zrt_get_gemm_shape", [&] {
+    if (!out)
+      throw Error("out is NULL");
+    if (!gemmCounters().shape(index, *out))
+      throw Error(format("index %zu is out of range (%zu shapes)", index,
+                         gemmCounters().shapeCount()));
+  });
+  return ok ? 0 : 1;
+}
+
+void zrt_reset_gemm_stats(void) {
+  if (!guarded("zrt_reset_gemm_stats", [&] { gemmCounters().reset(); }))
+    reportFatal();
+}
+
+} // extern "C"

@@ -1,0 +1,54 @@
+/*===- C99Check.c - runtime.h as a C99 client sees it ---------------------===*
+ *
+ * Compiled with -std=c99 -pedantic-errors -Werror: runtime.h must stay plain
+ * C. The functions below let RuntimeApiTest check that C and C++ agree on the
+ * struct layouts and that a C caller can use the ABI. Built with -fexceptions
+ * so the tests' throwing fatal handler can unwind through these frames.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "zero/runtime.h"
+
+size_t zrt_c99_sizeof_memory_stats(void) { return sizeof(zrt_memory_stats); }
+size_t zrt_c99_sizeof_gemm_stats(void) { return sizeof(zrt_gemm_stats); }
+size_t zrt_c99_sizeof_gemm_shape(void) { return sizeof(zrt_gemm_shape); }
+size_t zrt_c99_offsetof_gemm_shape_seconds(void) {
+  return offsetof(zrt_gemm_shape, seconds);
+}
+
+/* Category arguments as C passes them: any int. */
+const char *zrt_c99_category_name(int category) {
+  return zrt_category_name((zrt_category)category);
+}
+void zrt_c99_set_generated_category(int category) {
+  zrt_set_generated_category((zrt_category)category);
+}
+
+/* Allocates, runs a 2x2 GEMM and frees from C. Returns 0 on success, or the
+ * number of the step that failed. */
+int zrt_c99_smoke(void) {
+  float *a = (float *)zrt_alloc(4 * sizeof(float), ZRT_PARAMS);
+  float *b = (float *)zrt_alloc(4 * sizeof(float), ZRT_ACTIVATIONS);
+  float *c = (float *)zrt_alloc(4 * sizeof(float), ZRT_ACTIVATIONS);
+  int i, status = 0;
+  zrt_gemm_stats stats;
+  if (!a || !b || !c)
+    status = 1;
+  if (status == 0) {
+    for (i = 0; i < 4; ++i) {
+      a[i] = (float)(i + 1);            /* [[1, 2], [3, 4]] */
+      b[i] = (float)(i == 0 || i == 3); /* identity */
+    }
+    zrt_gemm_f32(2, 2, 2, a, 2, b, 2, 0.0f, c, 2);
+    for (i = 0; i < 4; ++i)
+      if (c[i] != a[i])
+        status = 2;
+    zrt_get_gemm_stats(&stats);
+    if (stats.calls < 1 || stats.flops < 16)
+      status = 3;
+  }
+  zrt_free(a);
+  zrt_free(b);
+  zrt_free(c);
+  return status;
+}

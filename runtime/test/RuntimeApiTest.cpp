@@ -1,0 +1,143 @@
+//===- RuntimeApiTest.cpp - Set-up, errors and the C99 header -------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include <csetjmp>
+#include <cstring>
+
+extern "C" {
+size_t zrt_c99_sizeof_memory_stats(void);
+size_t zrt_c99_sizeof_gemm_stats(void);
+size_t zrt_c99_sizeof_gemm_shape(void);
+size_t zrt_c99_offsetof_gemm_shape_seconds(void);
+int zrt_c99_smoke(void);
+}
+
+using namespace zero::runtime::test;
+
+namespace {
+
+using RuntimeApi = RuntimeFixture;
+
+// "cpu" and NULL select the CPU backend; re-initializing is harmless.
+TEST_F(RuntimeApi, InitCpuIsIdempotent) {
+  EXPECT_EQ(zrt_init("cpu", 2), 0) << zrt_last_error();
+  EXPECT_EQ(zrt_init("cpu", 0), 0) << zrt_last_error();
+  EXPECT_EQ(zrt_init(nullptr, -1), 0) << zrt_last_error();
+  EXPECT_EQ(zrt_init("cpu", 1), 0) << zrt_last_error();
+}
+
+// The CUDA backend is named but not built: a clear error, no crash.
+TEST_F(RuntimeApi, InitCudaIsNotBuiltYet) {
+  EXPECT_NE(zrt_init("cuda", 0), 0);
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_init: backend \"cuda\" is not built yet: this "
+               "zero-runtime has only the \"cpu\" backend");
+}
+
+TEST_F(RuntimeApi, InitUnknownBackend) {
+  EXPECT_NE(zrt_init("tpu", 0), 0);
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_init: unknown backend \"tpu\" (built: cpu)");
+}
+
+// A failed init leaves the previous backend in place.
+TEST_F(RuntimeApi, FailedInitKeepsBackend) {
+  ASSERT_NE(zrt_init("cuda", 0), 0);
+  void *p = zrt_alloc(16, ZRT_PARAMS);
+  ASSERT_NE(p, nullptr) << zrt_last_error();
+  zrt_free(p);
+}
+
+// After shutdown, live blocks can still be freed and the next call brings
+// the CPU backend back.
+TEST_F(RuntimeApi, ShutdownKeepsAllocationsValid) {
+  void *p = zrt_alloc(100, ZRT_GRADS);
+  ASSERT_NE(p, nullptr);
+  zrt_shutdown();
+  EXPECT_EQ(memoryStats().current[ZRT_GRADS], 100u);
+  zrt_free(p);
+  EXPECT_EQ(memoryStats().current[ZRT_GRADS], 0u);
+  void *q = zrt_alloc(8, ZRT_GRADS); // lazily re-initializes "cpu"
+  ASSERT_NE(q, nullptr);
+  zrt_free(q);
+}
+
+TEST_F(RuntimeApi, CategoryNames) {
+  EXPECT_STREQ(zrt_category_name(ZRT_PARAMS), "params");
+  EXPECT_STREQ(zrt_category_name(ZRT_GRADS), "grads");
+  EXPECT_STREQ(zrt_category_name(ZRT_OPTIMIZER_STATES), "optimizer_states");
+  EXPECT_STREQ(zrt_category_name(ZRT_ACTIVATIONS), "activations");
+  EXPECT_STREQ(zrt_category_name(ZRT_COMM), "comm");
+  EXPECT_STREQ(zrt_category_name(ZRT_NUM_CATEGORIES), "unknown");
+  EXPECT_STREQ(zrt_category_name(static_cast<zrt_category>(7)), "unknown");
+  EXPECT_STREQ(zrt_c99_category_name(-1), "unknown");
+  EXPECT_STREQ(zrt_c99_category_name(2), "optimizer_states");
+}
+
+// zrt_last_error is never NULL and keeps the last failure until the next.
+TEST_F(RuntimeApi, LastErrorPersistsAcrossSuccess) {
+  ASSERT_NE(zrt_last_error(), nullptr);
+  ASSERT_NE(zrt_init("tpu", 0), 0);
+  ASSERT_EQ(zrt_init("cpu", 1), 0);
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_init: unknown backend \"tpu\" (built: cpu)");
+}
+
+// The message given to the fatal handler is also zrt_last_error().
+TEST_F(RuntimeApi, FatalMessageIsLastError) {
+  std::string message =
+      fatalMessageOf([] { zrt_set_generated_category(ZRT_NUM_CATEGORIES); });
+  EXPECT_EQ(message, "zrt_set_generated_category: invalid category 5");
+  EXPECT_EQ(message, zrt_last_error());
+}
+
+// The handler may leave by longjmp: the runtime holds no lock while it runs,
+// so the runtime works normally afterwards.
+std::jmp_buf jumpTarget;
+char jumpMessage[256];
+void longjmpHandler(const char *message) {
+  std::strncpy(jumpMessage, message, sizeof jumpMessage - 1);
+  std::longjmp(jumpTarget, 1);
+}
+
+TEST_F(RuntimeApi, HandlerMayLongjmp) {
+  zrt_set_fatal_handler(longjmpHandler);
+  int local = 0;
+  volatile bool jumped = false;
+  if (setjmp(jumpTarget) == 0)
+    zrt_free(&local);
+  else
+    jumped = true;
+  zrt_set_fatal_handler(throwingFatalHandler);
+  EXPECT_TRUE(jumped);
+  EXPECT_EQ(std::strncmp(jumpMessage, "zrt_free: ", 10), 0) << jumpMessage;
+  void *p = zrt_alloc(32, ZRT_COMM); // takes the allocation lock again
+  ASSERT_NE(p, nullptr);
+  zrt_free(p);
+}
+
+// The default handler prints one line and exits with status 1 (no abort).
+TEST_F(RuntimeApi, DefaultHandlerExitsWithStatus1) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        zrt_set_fatal_handler(nullptr);
+        zrt_gemm_f32(-1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
+      },
+      ::testing::ExitedWithCode(1),
+      "^zero-runtime: error: zrt_gemm_f32: m = -1 is negative\n$");
+}
+
+// runtime.h compiled as C99 sees the same layouts and works from C.
+TEST_F(RuntimeApi, C99ClientAgrees) {
+  EXPECT_EQ(zrt_c99_sizeof_memory_stats(), sizeof(zrt_memory_stats));
+  EXPECT_EQ(zrt_c99_sizeof_gemm_stats(), sizeof(zrt_gemm_stats));
+  EXPECT_EQ(zrt_c99_sizeof_gemm_shape(), sizeof(zrt_gemm_shape));
+  EXPECT_EQ(zrt_c99_offsetof_gemm_shape_seconds(),
+            offsetof(zrt_gemm_shape, seconds));
+  EXPECT_EQ(zrt_c99_smoke(), 0);
+  EXPECT_EQ(memoryStats().num_allocs - start.num_allocs, 3u);
+}
+
+} // namespace

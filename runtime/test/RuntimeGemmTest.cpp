@@ -1,0 +1,298 @@
+//===- RuntimeGemmTest.cpp - GEMM results, validation and counters --------===//
+//
+// Inputs are small integers, so every product and partial sum is exact in
+// float and double whatever order OpenBLAS sums in: results are compared
+// with a naive triple loop for equality, not within a tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+using namespace zero::runtime::test;
+
+namespace {
+
+using RuntimeGemm = RuntimeFixture;
+
+constexpr double kSentinel = 12345.0; // fills padding; must survive
+
+/// A row-major rows x cols matrix inside a buffer with row stride `ld`,
+/// padding filled with kSentinel.
+template <typename T> struct Matrix {
+  int64_t rows, cols, ld;
+  std::vector<T> data;
+
+  Matrix(int64_t rows, int64_t cols, int64_t ld, int seed)
+      : rows(rows), cols(cols), ld(ld),
+        data(std::max<int64_t>(1, rows * ld), T(kSentinel)) {
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        at(i, j) = T(int((i * 7 + j * 3 + seed * 5) % 7) - 3); // in [-3, 3]
+  }
+  T &at(int64_t i, int64_t j) { return data[i * ld + j]; }
+};
+
+/// C = A*B + beta*C in double, the reference.
+template <typename T>
+std::vector<T> reference(Matrix<T> &a, Matrix<T> &b, double beta, Matrix<T> c) {
+  for (int64_t i = 0; i < c.rows; ++i)
+    for (int64_t j = 0; j < c.cols; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p < a.cols; ++p)
+        sum += double(a.at(i, p)) * double(b.at(p, j));
+      double old = beta == 0 ? 0.0 : beta * double(c.at(i, j));
+      c.at(i, j) = T(sum + old);
+    }
+  return c.data;
+}
+
+void gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+          const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  zrt_gemm_f32(m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+void gemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+          const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+  zrt_gemm_f64(m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// Odd shapes, with and without padded leading dimensions, beta 0, 1 and
+// others; checks every element, padding included.
+template <typename T> void checkShapes() {
+  const Shape shapes[] = {{1, 1, 1},     {3, 5, 7},   {17, 13, 11},
+                          {64, 33, 129}, {5, 1, 9},   {1, 7, 3},
+                          {2, 3, 1},     {31, 64, 2}, {96, 80, 72}};
+  for (const Shape &s : shapes)
+    for (int64_t pad : {0, 3})
+      for (double beta : {0.0, 1.0, 0.5, -2.0}) {
+        SCOPED_TRACE(testing::Message()
+                     << "m=" << s.m << " n=" << s.n << " k=" << s.k
+                     << " pad=" << pad << " beta=" << beta);
+        Matrix<T> a(s.m, s.k, s.k + pad, 1), b(s.k, s.n, s.n + pad, 2),
+            c(s.m, s.n, s.n + 2 * pad, 3);
+        std::vector<T> expected = reference(a, b, beta, c);
+        gemm(s.m, s.n, s.k, a.data.data(), a.ld, b.data.data(), b.ld, T(beta),
+             c.data.data(), c.ld);
+        ASSERT_EQ(c.data, expected);
+      }
+}
+
+TEST_F(RuntimeGemm, F32MatchesNaiveLoop) { checkShapes<float>(); }
+TEST_F(RuntimeGemm, F64MatchesNaiveLoop) { checkShapes<double>(); }
+
+// Several BLAS threads give the same exact result.
+TEST_F(RuntimeGemm, TwoThreadsMatchNaiveLoop) {
+  ASSERT_EQ(zrt_init("cpu", 2), 0);
+  Matrix<float> a(257, 300, 300, 1), b(300, 190, 191, 2), c(257, 190, 190, 3);
+  std::vector<float> expected = reference(a, b, 1.0, c);
+  zrt_gemm_f32(257, 190, 300, a.data.data(), a.ld, b.data.data(), b.ld, 1.0f,
+               c.data.data(), c.ld);
+  EXPECT_EQ(c.data, expected);
+  ASSERT_EQ(zrt_init("cpu", 1), 0);
+}
+
+// As in BLAS, beta = 0 overwrites C without reading it: NaN does not leak.
+TEST_F(RuntimeGemm, BetaZeroIgnoresNaN) {
+  Matrix<float> a(4, 5, 5, 1), b(5, 6, 6, 2), c(4, 6, 6, 3);
+  std::vector<float> expected = reference(a, b, 0.0, c);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 6; ++j)
+      c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
+  zrt_gemm_f32(4, 6, 5, a.data.data(), 5, b.data.data(), 6, 0.0f, c.data.data(),
+               6);
+  EXPECT_EQ(c.data, expected);
+}
+
+// batch_matmul with padded batch strides, and a batch stride of 0 for B
+// (one weight matrix shared by the batch).
+template <typename T> void checkBatched(bool shareB) {
+  const int64_t batch = 5, m = 7, n = 9, k = 6, lda = 8, ldb = 11, ldc = 10;
+  const int64_t strideA = m * lda + 4, strideB = shareB ? 0 : k * ldb + 1,
+                strideC = m * ldc + 3;
+  std::vector<Matrix<T>> as, bs, cs;
+  std::vector<T> a(batch * strideA, T(kSentinel)),
+      b(std::max<int64_t>(batch * strideB, k * ldb), T(kSentinel)),
+      c(batch * strideC, T(kSentinel)), expected = c;
+  for (int64_t i = 0; i < batch; ++i) {
+    Matrix<T> ai(m, k, lda, 1 + int(i)), bi(k, n, ldb, shareB ? 2 : 7 + int(i)),
+        ci(m, n, ldc, 3 + int(i));
+    std::vector<T> ei = reference(ai, bi, 1.0, ci);
+    std::copy(ai.data.begin(), ai.data.end(), a.begin() + i * strideA);
+    if (!shareB || i == 0)
+      std::copy(bi.data.begin(), bi.data.end(), b.begin() + i * strideB);
+    std::copy(ci.data.begin(), ci.data.end(), c.begin() + i * strideC);
+    std::copy(ei.begin(), ei.end(), expected.begin() + i * strideC);
+  }
+  if constexpr (sizeof(T) == 4)
+    zrt_gemm_batched_f32(batch, m, n, k, a.data(), strideA, lda, b.data(),
+                         strideB, ldb, 1.0f, c.data(), strideC, ldc);
+  else
+    zrt_gemm_batched_f64(batch, m, n, k, a.data(), strideA, lda, b.data(),
+                         strideB, ldb, 1.0, c.data(), strideC, ldc);
+  EXPECT_EQ(c, expected);
+}
+
+TEST_F(RuntimeGemm, BatchedF32) { checkBatched<float>(false); }
+TEST_F(RuntimeGemm, BatchedF64) { checkBatched<double>(false); }
+TEST_F(RuntimeGemm, BatchedSharedB) { checkBatched<float>(true); }
+
+// k == 0: an empty reduction leaves C = beta * C; A and B are not read.
+TEST_F(RuntimeGemm, EmptyReductionScalesByBeta) {
+  std::vector<double> c = {1, 2, 3, kSentinel, 4, 5, 6, kSentinel};
+  zrt_gemm_f64(2, 3, 0, nullptr, 0, nullptr, 0, 1.0, c.data(), 4);
+  EXPECT_EQ(c, (std::vector<double>{1, 2, 3, kSentinel, 4, 5, 6, kSentinel}));
+  zrt_gemm_f64(2, 3, 0, nullptr, 0, nullptr, 0, 2.0, c.data(), 4);
+  EXPECT_EQ(c, (std::vector<double>{2, 4, 6, kSentinel, 8, 10, 12, kSentinel}));
+  c[1] = std::nan("");
+  zrt_gemm_f64(2, 3, 0, nullptr, 0, nullptr, 0, 0.0, c.data(), 4);
+  EXPECT_EQ(c, (std::vector<double>{0, 0, 0, kSentinel, 0, 0, 0, kSentinel}));
+
+  std::vector<float> cb = {1, 2, kSentinel, 3, 4, kSentinel};
+  zrt_gemm_batched_f32(2, 1, 2, 0, nullptr, 0, 0, nullptr, 0, 0, 0.5f,
+                       cb.data(), 3, 2);
+  EXPECT_EQ(cb, (std::vector<float>{0.5, 1, kSentinel, 1.5, 2, kSentinel}));
+}
+
+// Empty outputs are no-ops, whatever the pointers.
+TEST_F(RuntimeGemm, EmptyOutputIsNoOp) {
+  zrt_gemm_f32(0, 5, 5, nullptr, 5, nullptr, 5, 0.0f, nullptr, 5);
+  zrt_gemm_f32(5, 0, 5, nullptr, 5, nullptr, 0, 0.0f, nullptr, 0);
+  zrt_gemm_batched_f64(0, 3, 3, 3, nullptr, 0, 3, nullptr, 0, 3, 0.0, nullptr,
+                       0, 3);
+  zrt_gemm_stats s = gemmStats();
+  EXPECT_EQ(s.calls, 3u);
+  EXPECT_EQ(s.flops, 0u);
+}
+
+// A single-row matrix may have any leading dimension (memref strides of
+// unit dimensions are arbitrary), and batch 1 ignores batch strides.
+TEST_F(RuntimeGemm, SingleRowAnyLeadingDimension) {
+  Matrix<float> a(1, 4, 4, 1), b(4, 3, 3, 2), c(1, 3, 3, 3);
+  std::vector<float> expected = reference(a, b, 1.0, c);
+  zrt_gemm_batched_f32(1, 1, 3, 4, a.data.data(), -7, 1, b.data.data(), -1, 3,
+                       1.0f, c.data.data(), 0, 0);
+  EXPECT_EQ(c.data, expected);
+}
+
+// Invalid arguments reach the fatal handler with a message naming the
+// argument; C is untouched and nothing is counted.
+TEST_F(RuntimeGemm, InvalidArgumentsAreFatal) {
+  std::vector<float> a(64, 1), b(64, 1), c(64, kSentinel);
+  const std::vector<float> c0 = c;
+  float *A = a.data(), *B = b.data(), *C = c.data();
+  auto expectFatal = [&](auto call, const char *message) {
+    EXPECT_EQ(fatalMessageOf(call), message);
+    EXPECT_EQ(c, c0);
+  };
+  expectFatal([&] { zrt_gemm_f32(-1, 2, 2, A, 2, B, 2, 0, C, 2); },
+              "zrt_gemm_f32: m = -1 is negative");
+  expectFatal([&] { zrt_gemm_f32(2, -2, 2, A, 2, B, 2, 0, C, 2); },
+              "zrt_gemm_f32: n = -2 is negative");
+  expectFatal([&] { zrt_gemm_f32(2, 2, -3, A, 2, B, 2, 0, C, 2); },
+              "zrt_gemm_f32: k = -3 is negative");
+  expectFatal([&] { zrt_gemm_f32(2, 3, 5, A, 4, B, 3, 0, C, 3); },
+              "zrt_gemm_f32: lda = 4 is less than max(1, k) = 5: the rows of "
+              "A would overlap");
+  expectFatal([&] { zrt_gemm_f32(2, 3, 5, A, 5, B, 2, 0, C, 3); },
+              "zrt_gemm_f32: ldb = 2 is less than max(1, n) = 3: the rows of "
+              "B would overlap");
+  expectFatal([&] { zrt_gemm_f32(2, 3, 5, A, 5, B, 3, 0, C, 1); },
+              "zrt_gemm_f32: ldc = 1 is less than max(1, n) = 3: the rows of "
+              "C would overlap");
+  expectFatal([&] { zrt_gemm_f32(2, 3, 0, A, 5, B, 3, 0, C, 2); },
+              "zrt_gemm_f32: ldc = 2 is less than max(1, n) = 3: the rows of "
+              "C would overlap");
+  expectFatal([&] { zrt_gemm_f32(2, 2, 2, nullptr, 2, B, 2, 0, C, 2); },
+              "zrt_gemm_f32: a is NULL");
+  expectFatal([&] { zrt_gemm_f32(2, 2, 2, A, 2, B, 2, 0, nullptr, 2); },
+              "zrt_gemm_f32: c is NULL");
+  expectFatal(
+      [&] { zrt_gemm_f32(int64_t(INT_MAX) + 1, 1, 1, A, 1, B, 1, 0, C, 1); },
+      "zrt_gemm_f32: m = 2147483648 exceeds the range of OpenBLAS's 32-bit "
+      "integer interface");
+  expectFatal(
+      [&] { zrt_gemm_batched_f32(-1, 2, 2, 2, A, 4, 2, B, 4, 2, 0, C, 4, 2); },
+      "zrt_gemm_batched_f32: batch = -1 is negative");
+  expectFatal(
+      [&] { zrt_gemm_batched_f32(2, 2, 2, 2, A, -4, 2, B, 4, 2, 0, C, 4, 2); },
+      "zrt_gemm_batched_f32: stride_a = -4 is negative");
+  expectFatal(
+      [&] { zrt_gemm_batched_f32(3, 2, 3, 2, A, 4, 2, B, 6, 3, 0, C, 5, 3); },
+      "zrt_gemm_batched_f32: stride_c = 5 is less than (m - 1) * ldc + n = "
+      "6: the C matrices of the batch would overlap");
+  double da[2] = {2, 3}, db[1] = {4}, dc[2] = {0, 0};
+  EXPECT_EQ(
+      fatalMessageOf([&] { zrt_gemm_f64(1, 1, 1, da, 1, db, 1, 0, dc, -1); }),
+      "<no fatal error>"); // a single row may have any ldc
+  EXPECT_EQ(dc[0], 8.0);
+  EXPECT_EQ(
+      fatalMessageOf([&] { zrt_gemm_f64(2, 1, 1, da, 1, db, 1, 0, dc, 0); }),
+      "zrt_gemm_f64: ldc = 0 is less than max(1, n) = 1: the rows of C "
+      "would overlap");
+  EXPECT_EQ(gemmStats().calls, 1u); // only the valid single-row call
+}
+
+// Totals and the per-shape breakdown after a known sequence of calls.
+TEST_F(RuntimeGemm, Counters) {
+  std::vector<float> f(4096, 1);
+  std::vector<double> d(4096, 1);
+  zrt_gemm_f32(8, 16, 4, f.data(), 4, f.data(), 16, 0, f.data() + 2048, 16);
+  zrt_gemm_f32(8, 16, 4, f.data(), 4, f.data(), 16, 1, f.data() + 2048, 16);
+  zrt_gemm_f64(3, 5, 7, d.data(), 7, d.data(), 5, 0, d.data() + 2048, 5);
+  zrt_gemm_batched_f32(6, 8, 16, 4, f.data(), 32, 4, f.data(), 64, 16, 0,
+                       f.data() + 2048, 128, 16);
+  zrt_gemm_batched_f32(1, 8, 16, 4, f.data(), 0, 4, f.data(), 0, 16, 0,
+                       f.data() + 2048, 0, 16); // same entry as unbatched
+  zrt_gemm_stats s = gemmStats();
+  EXPECT_EQ(s.calls, 5u);
+  EXPECT_EQ(s.flops, 3u * 2 * 8 * 16 * 4 + 2 * 3 * 5 * 7 + 6u * 2 * 8 * 16 * 4);
+  EXPECT_GE(s.seconds, 0.0);
+
+  ASSERT_EQ(zrt_gemm_shape_count(), 3u);
+  zrt_gemm_shape e;
+  ASSERT_EQ(zrt_get_gemm_shape(0, &e), 0);
+  EXPECT_EQ(e.dtype_bytes, 4);
+  EXPECT_EQ(e.batch, 1);
+  EXPECT_EQ(e.m, 8);
+  EXPECT_EQ(e.n, 16);
+  EXPECT_EQ(e.k, 4);
+  EXPECT_EQ(e.calls, 3u);
+  double seconds = e.seconds;
+  ASSERT_EQ(zrt_get_gemm_shape(1, &e), 0);
+  EXPECT_EQ(e.dtype_bytes, 8);
+  EXPECT_EQ(e.batch, 1);
+  EXPECT_EQ(e.m, 3);
+  EXPECT_EQ(e.n, 5);
+  EXPECT_EQ(e.k, 7);
+  EXPECT_EQ(e.calls, 1u);
+  seconds += e.seconds;
+  ASSERT_EQ(zrt_get_gemm_shape(2, &e), 0);
+  EXPECT_EQ(e.dtype_bytes, 4);
+  EXPECT_EQ(e.batch, 6);
+  EXPECT_EQ(e.calls, 1u);
+  seconds += e.seconds;
+  EXPECT_DOUBLE_EQ(seconds, s.seconds);
+
+  EXPECT_NE(zrt_get_gemm_shape(3, &e), 0);
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_get_gemm_shape: index 3 is out of range (3 shapes)");
+  EXPECT_NE(zrt_get_gemm_shape(0, nullptr), 0);
+  EXPECT_STREQ(zrt_last_error(), "zrt_get_gemm_shape: out is NULL");
+
+  zrt_reset_gemm_stats();
+  s = gemmStats();
+  EXPECT_EQ(s.calls, 0u);
+  EXPECT_EQ(s.flops, 0u);
+  EXPECT_EQ(s.seconds, 0.0);
+  EXPECT_EQ(zrt_gemm_shape_count(), 0u);
+}
+
+} // namespace
