@@ -640,6 +640,7 @@ int main(int argc, char **argv) {
         {"losses", std::move(lossArray)},
         {"peak_bytes", std::move(peak)},
         {"step_time_s", stepTime},
+        {"step_time_mean_s", opts.steps ? totalTime / opts.steps : 0.0},
         {"tokens_per_s", stepTime > 0 && *kind == BatchKind::Language
                              ? items / stepTime
                              : 0.0},
@@ -647,7 +648,7 @@ int main(int argc, char **argv) {
         {"params", step.numParamElements()},
         {"world_size", 1},
         {"stage", 0},
-        {"opts.steps", static_cast<int64_t>(opts.steps)},
+        {"steps", static_cast<int64_t>(opts.steps)},
         {"compile_time_s", (*compiled)->compileSeconds()},
         {"gemm", llvm::json::Object{
                      {"calls", gemm.calls},
