@@ -57,8 +57,8 @@ struct BatchedGemmArgs {
 };
 
 /// A block of backend memory: `ptr` is what the caller sees, `handle` what
-/// the backend needs to release it (for the CPU backend, the unaligned
-/// calloc'd base).
+/// the backend needs to release it (for the CPU backend, the base pointer
+/// that malloc or calloc returned).
 struct Block {
   void *ptr = nullptr;
   void *handle = nullptr;
@@ -74,11 +74,19 @@ public:
   /// Applies zrt_init's settings. numThreads <= 0 keeps the current count.
   virtual void configure(int numThreads) = 0;
 
-  /// Returns `bytes` zero-filled bytes (bytes may be 0: a unique block)
-  /// aligned to `alignment`, a power of two >= 64. Throws std::bad_alloc.
-  virtual Block allocate(std::size_t bytes, std::size_t alignment) = 0;
+  /// Returns `bytes` bytes (bytes >= 1) aligned to `alignment`, a power of
+  /// two >= 64: zero-filled if `zeroed`, with unspecified contents otherwise
+  /// (so a backend need not pay for zeroing what the caller overwrites).
+  /// Throws std::bad_alloc. The caching layer in Runtime.cpp calls it only
+  /// on a cache miss and keeps freed blocks for reuse.
+  virtual Block allocate(std::size_t bytes, std::size_t alignment,
+                         bool zeroed) = 0;
 
-  /// Releases a block from allocate(). Never throws.
+  /// Sets `bytes` bytes at `ptr`, inside a block from allocate(), to zero:
+  /// how a reused block is zero-filled again.
+  virtual void fillZero(void *ptr, std::size_t bytes) = 0;
+
+  /// Returns a block from allocate() to the system. Never throws.
   virtual void deallocate(const Block &block) noexcept = 0;
 
   /// Runs one validated GEMM. Throws Error for arguments the backend cannot

@@ -1,8 +1,10 @@
 //===- CpuBackend.cpp - OpenBLAS backend of zero-runtime ------------------===//
 //
-// Host memory from calloc (large blocks come straight from mmap, so zero
-// filling costs nothing until a page is touched) and GEMM through OpenBLAS's
-// CBLAS interface.
+// Host memory from calloc when it must be zero (large blocks come straight
+// from mmap, so zero filling costs nothing until a page is touched) and from
+// posix_memalign when it need not be, and GEMM through OpenBLAS's CBLAS
+// interface. Reuse of freed blocks happens a layer up, in Runtime.cpp: this
+// backend is called only when the cache has no block of the size asked for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace zero::runtime {
@@ -57,10 +60,16 @@ public:
       openblas_set_num_threads(numThreads);
   }
 
-  Block allocate(std::size_t bytes, std::size_t alignment) override {
+  Block allocate(std::size_t bytes, std::size_t alignment,
+                 bool zeroed) override {
+    if (!zeroed) {
+      void *base = nullptr;
+      if (posix_memalign(&base, alignment, bytes) != 0)
+        throw std::bad_alloc();
+      return Block{base, base};
+    }
     // calloc aligns to alignof(max_align_t) only; over-allocate by
-    // `alignment` and round the pointer up. bytes == 0 still gets a unique
-    // block.
+    // `alignment` and round the pointer up.
     if (bytes > SIZE_MAX - alignment)
       throw std::bad_alloc();
     void *base = std::calloc(1, bytes + alignment);
@@ -69,6 +78,10 @@ public:
     auto address = reinterpret_cast<std::uintptr_t>(base);
     address = (address + alignment - 1) & ~(std::uintptr_t(alignment) - 1);
     return Block{reinterpret_cast<void *>(address), base};
+  }
+
+  void fillZero(void *ptr, std::size_t bytes) override {
+    std::memset(ptr, 0, bytes);
   }
 
   void deallocate(const Block &block) noexcept override {

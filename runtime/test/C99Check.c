@@ -15,6 +15,15 @@ size_t zrt_c99_sizeof_gemm_shape(void) { return sizeof(zrt_gemm_shape); }
 size_t zrt_c99_offsetof_gemm_shape_seconds(void) {
   return offsetof(zrt_gemm_shape, seconds);
 }
+size_t zrt_c99_offsetof_memory_stats_num_frees(void) {
+  return offsetof(zrt_memory_stats, num_frees);
+}
+size_t zrt_c99_offsetof_memory_stats_cached_bytes(void) {
+  return offsetof(zrt_memory_stats, cached_bytes);
+}
+size_t zrt_c99_offsetof_memory_stats_reserved_peak(void) {
+  return offsetof(zrt_memory_stats, reserved_peak);
+}
 
 /* Category arguments as C passes them: any int. */
 const char *zrt_c99_category_name(int category) {
@@ -24,14 +33,15 @@ void zrt_c99_set_generated_category(int category) {
   zrt_set_generated_category((zrt_category)category);
 }
 
-/* Allocates, runs a 2x2 GEMM and frees from C. Returns 0 on success, or the
- * number of the step that failed. */
+/* Allocates, runs a 2x2 GEMM, frees and releases the block cache from C.
+ * Returns 0 on success, or the number of the step that failed. */
 int zrt_c99_smoke(void) {
   float *a = (float *)zrt_alloc(4 * sizeof(float), ZRT_PARAMS);
   float *b = (float *)zrt_alloc(4 * sizeof(float), ZRT_ACTIVATIONS);
   float *c = (float *)zrt_alloc(4 * sizeof(float), ZRT_ACTIVATIONS);
   int i, status = 0;
   zrt_gemm_stats stats;
+  zrt_memory_stats memory;
   if (!a || !b || !c)
     status = 1;
   if (status == 0) {
@@ -50,5 +60,13 @@ int zrt_c99_smoke(void) {
   zrt_free(a);
   zrt_free(b);
   zrt_free(c);
+  zrt_get_memory_stats(&memory);
+  if (status == 0 && memory.cached_bytes < 3 * 64)
+    status = 4;
+  zrt_release_cached();
+  zrt_get_memory_stats(&memory);
+  if (status == 0 && (memory.cached_bytes != 0 || memory.reserved_bytes != 0 ||
+                      memory.reserved_peak < 3 * 64))
+    status = 5;
   return status;
 }

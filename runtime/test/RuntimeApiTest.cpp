@@ -3,6 +3,8 @@
 #include "RuntimeTestSupport.h"
 
 #include <csetjmp>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 extern "C" {
@@ -10,6 +12,9 @@ size_t zrt_c99_sizeof_memory_stats(void);
 size_t zrt_c99_sizeof_gemm_stats(void);
 size_t zrt_c99_sizeof_gemm_shape(void);
 size_t zrt_c99_offsetof_gemm_shape_seconds(void);
+size_t zrt_c99_offsetof_memory_stats_num_frees(void);
+size_t zrt_c99_offsetof_memory_stats_cached_bytes(void);
+size_t zrt_c99_offsetof_memory_stats_reserved_peak(void);
 int zrt_c99_smoke(void);
 }
 
@@ -50,12 +55,17 @@ TEST_F(RuntimeApi, FailedInitKeepsBackend) {
 }
 
 // After shutdown, live blocks can still be freed and the next call brings
-// the CPU backend back.
+// the CPU backend back. Shutdown releases the block cache.
 TEST_F(RuntimeApi, ShutdownKeepsAllocationsValid) {
   void *p = zrt_alloc(100, ZRT_GRADS);
-  ASSERT_NE(p, nullptr);
+  void *cached = zrt_alloc(1000, ZRT_GRADS);
+  ASSERT_TRUE(p && cached);
+  zrt_free(cached);
+  EXPECT_EQ(memoryStats().cached_bytes, 1024u);
   zrt_shutdown();
   EXPECT_EQ(memoryStats().current[ZRT_GRADS], 100u);
+  EXPECT_EQ(memoryStats().cached_bytes, 0u);
+  EXPECT_EQ(memoryStats().reserved_bytes, 128u);
   zrt_free(p);
   EXPECT_EQ(memoryStats().current[ZRT_GRADS], 0u);
   void *q = zrt_alloc(8, ZRT_GRADS); // lazily re-initializes "cpu"
@@ -136,6 +146,20 @@ TEST_F(RuntimeApi, C99ClientAgrees) {
   EXPECT_EQ(zrt_c99_sizeof_gemm_shape(), sizeof(zrt_gemm_shape));
   EXPECT_EQ(zrt_c99_offsetof_gemm_shape_seconds(),
             offsetof(zrt_gemm_shape, seconds));
+  EXPECT_EQ(zrt_c99_offsetof_memory_stats_num_frees(),
+            offsetof(zrt_memory_stats, num_frees));
+  EXPECT_EQ(zrt_c99_offsetof_memory_stats_cached_bytes(),
+            offsetof(zrt_memory_stats, cached_bytes));
+  EXPECT_EQ(zrt_c99_offsetof_memory_stats_reserved_peak(),
+            offsetof(zrt_memory_stats, reserved_peak));
+  // The fields added for the block cache come after the original ones, so
+  // the original layout is unchanged.
+  EXPECT_EQ(offsetof(zrt_memory_stats, num_frees),
+            (2 * ZRT_NUM_CATEGORIES + 3) * sizeof(uint64_t));
+  EXPECT_EQ(offsetof(zrt_memory_stats, cached_bytes),
+            offsetof(zrt_memory_stats, num_frees) + sizeof(uint64_t));
+  EXPECT_EQ(sizeof(zrt_memory_stats),
+            (2 * ZRT_NUM_CATEGORIES + 7) * sizeof(uint64_t));
   EXPECT_EQ(zrt_c99_smoke(), 0);
   EXPECT_EQ(memoryStats().num_allocs - start.num_allocs, 3u);
 }

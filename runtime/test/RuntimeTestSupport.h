@@ -1,7 +1,8 @@
 //===- RuntimeTestSupport.h - Fixture of the runtime tests ------*- C++ -*-===//
 //
-// Every test starts from a runtime with no live allocation, zeroed GEMM
-// counters and peaks equal to the current counts, and with a fatal handler
+// Every test starts from a runtime with no live allocation, an empty block
+// cache, zeroed GEMM counters and peaks equal to the current counts (0), and
+// with a fatal handler
 // that throws FatalError, so a test can observe a fatal error and go on. The
 // handler belongs to the tests: the runtime itself never throws across its C
 // ABI, it only calls the handler with no lock held.
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 // C99Check.c: calls made from C, where a category may be any int.
@@ -43,6 +45,8 @@ template <typename Fn> std::string fatalMessageOf(Fn &&fn) {
   return "<no fatal error>";
 }
 
+inline uintptr_t address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
 inline zrt_memory_stats memoryStats() {
   zrt_memory_stats stats;
   zrt_get_memory_stats(&stats);
@@ -63,6 +67,10 @@ protected:
     zrt_set_generated_category(ZRT_ACTIVATIONS);
     ASSERT_EQ(memoryStats().current_total, 0u)
         << "an earlier test leaked runtime memory";
+    zrt_release_cached();
+    ASSERT_EQ(memoryStats().cached_bytes, 0u);
+    ASSERT_EQ(memoryStats().reserved_bytes, 0u)
+        << "an earlier test leaked a runtime block";
     zrt_reset_peaks();
     zrt_reset_gemm_stats();
     start = memoryStats();
@@ -71,7 +79,9 @@ protected:
   void TearDown() override {
     zrt_set_fatal_handler(nullptr);
     zrt_set_generated_category(ZRT_ACTIVATIONS);
-    EXPECT_EQ(memoryStats().current_total, 0u) << "the test leaked";
+    zrt_memory_stats s = memoryStats();
+    EXPECT_EQ(s.current_total, 0u) << "the test leaked";
+    EXPECT_EQ(s.reserved_bytes, s.cached_bytes) << "the test leaked a block";
   }
 
   /// Counters as they were when the test started (num_allocs and num_frees

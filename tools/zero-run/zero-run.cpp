@@ -633,6 +633,9 @@ int main(int argc, char **argv) {
     for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
       peak[zrt_category_name(static_cast<zrt_category>(c))] = mem.peak[c];
     peak["total"] = mem.peak_total;
+    // What the process really held at most: live bytes plus the runtime's
+    // cache of freed blocks.
+    peak["reserved"] = mem.reserved_peak;
     llvm::json::Array lossArray;
     for (double l : losses)
       lossArray.push_back(l);

@@ -48,7 +48,8 @@ extern "C" {
  * zrt_last_error() set. */
 ZRT_API int zrt_init(const char *backend, int num_threads);
 
-/* Deselects the backend. Live allocations stay valid and accounted and can
+/* Deselects the backend and returns the block cache to the system
+ * (zrt_release_cached). Live allocations stay valid and accounted and can
  * still be freed; counters are kept. A later call that needs a backend
  * initializes "cpu" again. */
 ZRT_API void zrt_shutdown(void);
@@ -92,23 +93,50 @@ typedef enum zrt_category {
  * for any other value. The string is static. */
 ZRT_API const char *zrt_category_name(zrt_category category);
 
-/* Allocates `bytes` zero-filled bytes aligned to 64 bytes and counts them to
+/* Block cache. Freed blocks are not returned to the system: the runtime
+ * keeps them, keyed by size class, and hands them out again to later
+ * requests of the same class (a caching allocator), because a training step
+ * frees and reallocates the same temporaries every step. A request of
+ * `bytes` gets a block of its size class: `bytes` rounded up to a multiple
+ * of 64 below 128 KiB (0 bytes: 64) and of 4096 from 128 KiB on; a cached
+ * block serves it only if its address has the alignment asked for. Cached
+ * blocks are kept until zrt_release_cached or zrt_shutdown, with no other
+ * bound (the working set of a step is stable); only when the system cannot
+ * satisfy an allocation is the cache released and the allocation tried
+ * once more. Caching changes no byte count of zrt_memory_stats except its
+ * cached_bytes, reserved_bytes and reserved_peak. */
+
+/* Allocates `bytes` bytes aligned to 64 bytes, zero-filled (also when the
+ * block is a reused one: callers may rely on it), and counts them to
  * `category`. `bytes` may be 0 (a unique pointer that must still be freed).
  * Returns NULL with zrt_last_error() set if memory is exhausted or
  * `category` is invalid. */
 ZRT_API void *zrt_alloc(size_t bytes, zrt_category category);
 
 /* Frees a block from zrt_alloc or the _mlir_memref_to_llvm_* hooks (the two
- * are interchangeable) and uncounts it from the category it was counted to.
- * NULL is a no-op. A pointer that is not a live runtime allocation (never
- * allocated here, an interior pointer, or already freed) goes to the fatal
+ * are interchangeable), uncounts it from the category it was counted to and
+ * puts it into the block cache. NULL is a no-op. A pointer that is not a
+ * live runtime allocation (never allocated here, an interior pointer, or
+ * already freed, whether its block is cached or not) goes to the fatal
  * handler and is left alone. */
 ZRT_API void zrt_free(void *ptr);
 
-/* Byte counts are exactly the sizes requested, without headers or padding.
- * peak_total is the peak of current_total, not the sum of the per-category
- * peaks. num_allocs and num_frees count successful calls of all allocation
- * and free entry points since the process started. */
+/* Returns every cached block to the system (cached_bytes becomes 0). Live
+ * blocks are not affected. */
+ZRT_API void zrt_release_cached(void);
+
+/* Byte counts of live blocks (current, peak, current_total, peak_total) are
+ * exactly the sizes requested, without headers, padding or size-class
+ * rounding, and do not depend on the block cache. peak_total is the peak of
+ * current_total, not the sum of the per-category peaks. num_allocs and
+ * num_frees count successful calls of all allocation and free entry points
+ * since the process started.
+ *
+ * The last three fields say what the runtime really holds from the system:
+ * reserved_bytes is the size-class capacity of the live blocks plus
+ * cached_bytes, the capacity of the freed blocks kept in the cache;
+ * reserved_peak is the peak of reserved_bytes. They leave out what the
+ * system allocator adds (headers, alignment padding). */
 typedef struct zrt_memory_stats {
   uint64_t current[ZRT_NUM_CATEGORIES];
   uint64_t peak[ZRT_NUM_CATEGORIES];
@@ -116,24 +144,30 @@ typedef struct zrt_memory_stats {
   uint64_t peak_total;
   uint64_t num_allocs;
   uint64_t num_frees;
+  uint64_t cached_bytes;
+  uint64_t reserved_bytes;
+  uint64_t reserved_peak;
 } zrt_memory_stats;
 
 /* A consistent snapshot of the counters (taken under one lock). NULL is a
  * no-op. */
 ZRT_API void zrt_get_memory_stats(zrt_memory_stats *out);
 
-/* Sets every peak (per category and total) to its current value. */
+/* Sets every peak (per category, total and reserved) to its current
+ * value. */
 ZRT_API void zrt_reset_peaks(void);
 
 /* The allocation hooks of MLIR's finalize-memref-to-llvm with
  * use-generic-functions=1. They count to the generated-code category
- * (zrt_set_generated_category, initially ZRT_ACTIVATIONS) and zero-fill.
- * _mlir_memref_to_llvm_alloc aligns to 64 bytes; the aligned variant to
- * max(alignment, 64), and `alignment` must be a power of two (C's
- * aligned_alloc rule that `size` be a multiple of it is not needed). The
- * bytes counted are `size`, exactly as generated code requests them. Failures
- * (memory exhausted, bad alignment, foreign pointer) go to the fatal
- * handler. */
+ * (zrt_set_generated_category, initially ZRT_ACTIVATIONS). They do NOT
+ * zero-fill: the contents of the block are unspecified (a reused block
+ * keeps what it held), as memref.alloc's are; generated code writes what it
+ * allocates before reading it. _mlir_memref_to_llvm_alloc aligns to 64
+ * bytes; the aligned variant to max(alignment, 64), and `alignment` must be
+ * a power of two (C's aligned_alloc rule that `size` be a multiple of it is
+ * not needed). The bytes counted are `size`, exactly as generated code
+ * requests them. Failures (memory exhausted, bad alignment, foreign pointer)
+ * go to the fatal handler. */
 ZRT_API void *_mlir_memref_to_llvm_alloc(size_t size);
 ZRT_API void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 ZRT_API void _mlir_memref_to_llvm_free(void *ptr);
