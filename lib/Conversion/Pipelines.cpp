@@ -48,6 +48,7 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   pm.addPass(createZeroFinalizeBufferizationPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createZeroReleaseEarlyPass());
 }
 
 void zero::buildLowerToLLVMPipeline(OpPassManager &pm,

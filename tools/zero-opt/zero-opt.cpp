@@ -12,6 +12,7 @@
 #include "zero/Support/ParserGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -22,6 +23,9 @@ using namespace mlir;
 
 int main(int argc, char **argv) {
   zero::registerZeroPassesAndPipelines();
+  // Upstream passes too, so that pipelines can be taken apart and combined
+  // with ours on the command line.
+  registerAllPasses();
   DialectRegistry registry;
   zero::registerZeroDialects(registry);
 

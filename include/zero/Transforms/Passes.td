@@ -175,4 +175,43 @@ def ZeroStripContractAttributesPass
   }];
 }
 
+def ZeroReleaseEarlyPass : Pass<"zero-release-early", "::mlir::ModuleOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Upstream ownership-based buffer deallocation frees buffers at the end of
+    their block, so every temporary of a training step stays live until the
+    step returns. This pass moves each unconditional `memref.dealloc` up to
+    just after the last operation of its block that uses the buffer or any
+    view of it (found with upstream BufferViewFlowAnalysis; uses nested in an
+    operation's regions count for that operation, and values derived from a
+    buffer's address, such as `memref.extract_aligned_pointer_as_index`,
+    count as uses through their users). Conditional deallocations are left
+    alone.
+
+    This is also how ZeRO release points take effect: the partitioner ends a
+    gathered parameter's or a full gradient's lifetime by its last use, and
+    this pass frees the buffer there.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() : memref<1024xf32>
+    linalg.add ins(%x, %x : ...) outs(%a : memref<1024xf32>)
+    linalg.add ins(%a, %x : ...) outs(%y : ...)
+    %b = memref.alloc() : memref<1024xf32>
+    ...
+    memref.dealloc %a : memref<1024xf32>
+    memref.dealloc %b : memref<1024xf32>
+    ```
+    After:
+    ```mlir
+    %a = memref.alloc() : memref<1024xf32>
+    linalg.add ins(%x, %x : ...) outs(%a : memref<1024xf32>)
+    linalg.add ins(%a, %x : ...) outs(%y : ...)
+    memref.dealloc %a : memref<1024xf32>
+    %b = memref.alloc() : memref<1024xf32>
+    ...
+    ```
+  }];
+}
+
 #endif // ZERO_TRANSFORMS_PASSES_TD
