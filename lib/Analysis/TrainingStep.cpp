@@ -320,7 +320,9 @@ LogicalResult ContractReader::findFunctions() {
   bool ok = true;
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto role = fn->getAttrOfType<StringAttr>(roleAttrName());
-    if (!role)
+    // A train_step (zero-partition's output) is no part of the contract.
+    if (!role || (role.getValue() != kForwardBackward &&
+                  role.getValue() != kOptimizer))
       continue;
     func::FuncOp &slot = role.getValue() == kForwardBackward
                              ? step.forwardBackward

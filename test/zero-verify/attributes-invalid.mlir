@@ -4,7 +4,7 @@
 // attached, at parse time, before any pass runs. Which argument or result may
 // carry which role is zero-verify's business (invalid.mlir).
 
-// expected-error@+1 {{'zero.role' must be "forward_backward" or "optimizer"}}
+// expected-error@+1 {{'zero.role' must be "forward_backward", "optimizer" or "train_step"}}
 func.func @f() attributes {zero.role = "backward"} {
   return
 }

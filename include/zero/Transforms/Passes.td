@@ -214,4 +214,76 @@ def ZeroReleaseEarlyPass : Pass<"zero-release-early", "::mlir::ModuleOp"> {
   }];
 }
 
+def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
+  let summary = "Rewrite a training step into ZeRO form (stages 0-3)";
+  let description = [{
+    Synthesizes `func.func @train_step` from the contract's
+    `forward_backward` and `optimizer` (both inlined, then removed) for
+    data-parallel training on `world-size` ranks, placed on the upstream
+    device grid `shard.grid @zero_grid(shape = N)`, with upstream `shard`
+    collectives (docs/zero-form.md):
+
+    - stage 0: gradients are averaged with `shard.all_reduce`; parameters
+      and optimizer states are replicated. The parity baseline.
+    - stage 1: optimizer states are sharded: each rank updates its slice of
+      every parameter (the gradient is reduce-scattered after the backward
+      pass) and the updated slices are `shard.all_gather`ed.
+    - stage 2: also gradients: each gradient is reduce-scattered right after
+      it is produced, so the full gradient's buffer dies there.
+    - stage 3: also parameters: parameters enter as shards, are all-gathered
+      before their first forward use and again before their first backward
+      use (`regather`), and the updated shards stay sharded.
+
+    Sharding is flat: every parameter, gradient and state is viewed 1-D,
+    zero-padded to a multiple of N, and rank r owns elements
+    [r*S, (r+1)*S) with S = padded / N. `zero.manifest` on @train_step
+    records each parameter's shape, element count, padding and S. The loss is
+    averaged over ranks (all-reduce of the local mean, divided by N).
+    Full reductions in the optimizer (global gradient norm) become local
+    reductions over the valid elements of the shard plus an all-reduce of
+    the partial result.
+
+    There are no release ops: each gathered parameter and full gradient is
+    last used where its lifetime should end, and zero-release-early frees
+    the buffer right there after bufferization.
+
+    Before (abridged):
+    ```mlir
+    func.func @fb(%w: tensor<3x5xf32> {zero.param = "w"}, %x: ...) -> (tensor<f32> {zero.loss}, tensor<3x5xf32> {zero.grad = "w"})
+    func.func @opt(%w: ..., %g: ..., %m: ... {zero.state = ...}, %lr: f32 {zero.hyper = "lr"}) -> ...
+    ```
+    After, stage 2, world-size 2 (abridged):
+    ```mlir
+    shard.grid @zero_grid(shape = 2)
+    func.func @train_step(%w: tensor<3x5xf32> {zero.param = "w"},
+                          %m: tensor<8xf32> {zero.state = ...}, %x: ..., %lr: f32 ...)
+        -> (tensor<f32> {zero.loss}, tensor<3x5xf32> {zero.param = "w"}, tensor<8xf32> {zero.state = ...})
+        attributes {zero.role = "train_step", zero.stage = 2, zero.world_size = 2,
+                    zero.manifest = [{name = "w", numel = 15, padded = 16, shard = 8, shape = [3, 5]} ]} {
+      ... forward and backward ...
+      %g16 = tensor.pad %g_flat low[0] high[1] ...
+      %gs = shard.reduce_scatter %g16 on @zero_grid grid_axes = [0] scatter_axis = 0 : tensor<16xf32> -> tensor<8xf32>
+      ... optimizer on the 8-element slices ...
+      %w16 = shard.all_gather %ws on @zero_grid grid_axes = [0] gather_axis = 0 : tensor<8xf32> -> tensor<16xf32>
+    ```
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "0",
+           "ZeRO stage: 0 (data parallel), 1 (optimizer states sharded), "
+           "2 (and gradients), 3 (and parameters)">,
+    Option<"worldSize", "world-size", "int64_t", "1",
+           "Number of data-parallel ranks">,
+    Option<"regather", "regather", "bool", "true",
+           "Stage 3: gather parameters again for their backward uses instead "
+           "of keeping the forward copy alive">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::shard::ShardDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::zero::ZeroDialect"
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_PASSES_TD

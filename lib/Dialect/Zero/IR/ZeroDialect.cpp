@@ -76,9 +76,24 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                             "function argument or result";
     auto role = dyn_cast<StringAttr>(attr.getValue());
     if (!role || (role.getValue() != "forward_backward" &&
-                  role.getValue() != "optimizer"))
-      return emitError() << "'zero.role' must be \"forward_backward\" or "
-                            "\"optimizer\"";
+                  role.getValue() != "optimizer" &&
+                  role.getValue() != "train_step"))
+      return emitError() << "'zero.role' must be \"forward_backward\", "
+                            "\"optimizer\" or \"train_step\"";
+    return success();
+  }
+  if (name == ZeroDialect::StageAttrHelper::getNameStr() ||
+      name == ZeroDialect::WorldSizeAttrHelper::getNameStr() ||
+      name == ZeroDialect::ManifestAttrHelper::getNameStr()) {
+    if (site != Site::Operation)
+      return emitError() << "'" << name
+                         << "' belongs on a train_step function";
+    bool isManifest = name == ZeroDialect::ManifestAttrHelper::getNameStr();
+    if (isManifest ? !isa<ArrayAttr>(attr.getValue())
+                   : !isa<IntegerAttr>(attr.getValue()))
+      return emitError() << "'" << name << "' must be "
+                         << (isManifest ? "an array of dictionaries"
+                                        : "an integer");
     return success();
   }
   bool isArgOrResultAttr =
@@ -92,7 +107,8 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "unknown zero dialect attribute '" << name
                        << "'; expected one of zero.role, zero.param, "
                           "zero.grad, zero.batch, zero.loss, zero.state, "
-                          "zero.hyper";
+                          "zero.hyper, zero.stage, zero.world_size, "
+                          "zero.manifest";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "

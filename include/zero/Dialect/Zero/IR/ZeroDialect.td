@@ -24,13 +24,15 @@ def Zero_Dialect : Dialect {
 
     | attribute | where | value |
     |---|---|---|
-    | `zero.role` | `func.func` | `"forward_backward"` or `"optimizer"` |
+    | `zero.role` | `func.func` | `"forward_backward"`, `"optimizer"`, or `"train_step"` (made by zero-partition) |
     | `zero.param` | argument / result | parameter name (string) |
     | `zero.grad` | argument / result | name of the parameter it is the gradient of |
     | `zero.batch` | `forward_backward` argument | batch input name (string) |
     | `zero.loss` | `forward_backward` result | unit |
     | `zero.state` | `optimizer` argument / result | `{param = "<name>", kind = "<kind>"}` |
     | `zero.hyper` | `optimizer` argument | hyper-parameter name (string) |
+    | `zero.stage`, `zero.world_size` | `train_step` | the ZeRO stage (0-3) and the number of ranks it was partitioned for |
+    | `zero.manifest` | `train_step` | one dictionary per parameter: `name`, `shape`, `numel`, `padded` (numel rounded up to a multiple of the world size) and `shard` (padded / world size); rank r owns elements [r*shard, (r+1)*shard) of the flattened, zero-padded parameter, its gradient and its states |
 
     The dialect checks each attribute's value kind where it is attached; the
     `zero-verify` pass checks the contract as a whole.
@@ -42,7 +44,10 @@ def Zero_Dialect : Dialect {
     "::mlir::StringAttr":$batch,
     "::mlir::UnitAttr":$loss,
     "::mlir::DictionaryAttr":$state,
-    "::mlir::StringAttr":$hyper
+    "::mlir::StringAttr":$hyper,
+    "::mlir::IntegerAttr":$stage,
+    "::mlir::IntegerAttr":$world_size,
+    "::mlir::ArrayAttr":$manifest
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

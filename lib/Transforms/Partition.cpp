@@ -1,0 +1,621 @@
+//===- Partition.cpp - ZeRO partitioning ----------------------------------===//
+//
+// zero-partition: builds @train_step in ZeRO form (stage 0-3, N ranks) from
+// the contract's forward_backward and optimizer; see the pass description in
+// Passes.td and docs/zero-form.md. Collectives are upstream `shard` ops on
+// `shard.grid @zero_grid`; sharding is flat (1-D, zero-padded, contiguous
+// slices).
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Analysis/TrainingStep.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "zero-partition"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROPARTITIONPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+constexpr StringLiteral kGrid = "zero_grid";
+
+/// Flat layout of one parameter (and its gradient and states).
+struct Layout {
+  int64_t numel, padded, shard;
+};
+
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+class Partitioner {
+public:
+  Partitioner(ModuleOp module, TrainingStep &step, int64_t stage, int64_t n,
+              bool regather)
+      : module(module), step(step), stage(stage), n(n), regather(regather),
+        ctx(module.getContext()), loc(step.forwardBackward.getLoc()) {}
+
+  LogicalResult run();
+
+private:
+  Layout layoutOf(ArrayRef<int64_t> shape) const {
+    int64_t numel = product(shape);
+    int64_t padded = (numel + n - 1) / n * n;
+    return {numel, padded, padded / n};
+  }
+  RankedTensorType shardType(RankedTensorType t) const {
+    return RankedTensorType::get({layoutOf(t.getShape()).shard},
+                                 t.getElementType());
+  }
+  /// Shard type for ranked tensors of rank >= 1, unchanged otherwise.
+  Type convertForShard(Type t) const {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    return ranked && ranked.getRank() > 0 ? shardType(ranked) : t;
+  }
+
+  Value flattenPad(OpBuilder &b, Value v);
+  Value unpadExpand(OpBuilder &b, Value flat, RankedTensorType type);
+  Value scale(OpBuilder &b, Value v, double factor);
+  Value rankOffset(OpBuilder &b, int64_t shard);
+  Value allGather(OpBuilder &b, Value shardValue, RankedTensorType full);
+  Value reduceScatter(OpBuilder &b, Value g);
+
+  LogicalResult flattenOptimizer(OpBuilder &b, IRMapping &map);
+  LogicalResult placeStage3Gathers(Block &body, Value loss,
+                                   ArrayRef<SmallVector<Operation *>> chains,
+                                   ArrayRef<Value> fullParams);
+
+  ModuleOp module;
+  TrainingStep &step;
+  int64_t stage, n;
+  bool regather;
+  MLIRContext *ctx;
+  Location loc;
+  Block *trainBody = nullptr;
+  Value rankIndex; ///< shard.process_linear_index, built on first use.
+};
+
+Value Partitioner::flattenPad(OpBuilder &b, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  Layout l = layoutOf(type.getShape());
+  Type elt = type.getElementType();
+  auto flatType = RankedTensorType::get({l.numel}, elt);
+  if (type.getRank() == 0)
+    v = tensor::ExpandShapeOp::create(b, loc, flatType, v,
+                                      ArrayRef<ReassociationIndices>{});
+  else if (type.getRank() > 1)
+    v = tensor::CollapseShapeOp::create(
+        b, loc, flatType, v,
+        ArrayRef<ReassociationIndices>{
+            llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
+  if (l.padded == l.numel)
+    return v;
+  Value zero = arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt));
+  return tensor::createPadHighOp(RankedTensorType::get({l.padded}, elt), v,
+                                 zero, /*nofold=*/false, loc, b);
+}
+
+Value Partitioner::unpadExpand(OpBuilder &b, Value flat,
+                               RankedTensorType type) {
+  Layout l = layoutOf(type.getShape());
+  if (l.padded != l.numel)
+    flat = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({l.numel}, type.getElementType()), flat,
+        ValueRange{}, ValueRange{}, ValueRange{}, b.getDenseI64ArrayAttr({0}),
+        b.getDenseI64ArrayAttr({l.numel}), b.getDenseI64ArrayAttr({1}));
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat,
+                                           ArrayRef<ReassociationIndices>{});
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, flat,
+      ArrayRef<ReassociationIndices>{
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
+}
+
+Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
+  auto type = cast<RankedTensorType>(v.getType());
+  unsigned rank = type.getRank();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                       type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{v}, ValueRange{init},
+             ArrayRef<AffineMap>{id, id}, iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value c = arith::ConstantOp::create(
+                   nb, l, type.getElementType(),
+                   nb.getFloatAttr(type.getElementType(), factor));
+               Value r = arith::MulFOp::create(nb, l, args[0], c);
+               linalg::YieldOp::create(nb, l, r);
+             })
+      .getResult(0);
+}
+
+Value Partitioner::rankOffset(OpBuilder &b, int64_t shard) {
+  if (!rankIndex) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(trainBody);
+    rankIndex = shard::ProcessLinearIndexOp::create(b, loc, kGrid);
+  }
+  Value s = arith::ConstantIndexOp::create(b, loc, shard);
+  return arith::MulIOp::create(b, loc, rankIndex, s);
+}
+
+Value Partitioner::allGather(OpBuilder &b, Value shardValue,
+                             RankedTensorType full) {
+  Layout l = layoutOf(full.getShape());
+  auto paddedType = RankedTensorType::get({l.padded}, full.getElementType());
+  Value gathered = shard::AllGatherOp::create(
+      b, loc, paddedType, kGrid, ArrayRef<int16_t>{0}, shardValue,
+      APInt(64, 0));
+  return unpadExpand(b, gathered, full);
+}
+
+Value Partitioner::reduceScatter(OpBuilder &b, Value g) {
+  auto type = cast<RankedTensorType>(g.getType());
+  Value padded = flattenPad(b, g);
+  Value scattered = shard::ReduceScatterOp::create(
+      b, loc, shardType(type), kGrid, ArrayRef<int16_t>{0}, padded,
+      shard::ReductionKind::Sum, APInt(64, 0));
+  return scale(b, scattered, 1.0 / static_cast<double>(n));
+}
+
+/// Which all-reduce completes a partial full reduction, from its payload.
+FailureOr<shard::ReductionKind> combinerOf(linalg::GenericOp op,
+                                           unsigned result) {
+  Block &body = op.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(result);
+  BlockArgument acc = body.getArgument(op.getNumDpsInputs() + result);
+  Operation *def = yielded.getDefiningOp();
+  if (!def || !llvm::is_contained(def->getOperands(), acc))
+    return failure();
+  if (isa<arith::AddFOp>(def))
+    return shard::ReductionKind::Sum;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
+    return shard::ReductionKind::Max;
+  return failure();
+}
+
+LogicalResult Partitioner::flattenOptimizer(OpBuilder &b, IRMapping &map) {
+  func::FuncOp opt = step.optimizer;
+  // Named ops whose indexing depends on a dimensions attribute (reduce,
+  // broadcast) become generics first; the others derive their maps from
+  // their operand types and are simply re-typed below.
+  IRRewriter rewriter(ctx);
+  SmallVector<linalg::LinalgOp> named;
+  opt.walk([&](linalg::LinalgOp op) {
+    if (isa<linalg::ReduceOp, linalg::BroadcastOp>(op))
+      named.push_back(op);
+  });
+  for (linalg::LinalgOp op : named) {
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::generalizeNamedOp(rewriter, op)))
+      return op->emitOpError("cannot be generalized for flat sharding");
+  }
+
+  for (Operation &op : opt.getBody().front().without_terminator()) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      bool reduction = generic.getNumReductionLoops() > 0;
+      SmallVector<Value> ins, inits;
+      for (Value v : generic.getDpsInputs())
+        ins.push_back(map.lookup(v));
+      for (Value v : generic.getDpsInits())
+        inits.push_back(map.lookup(v));
+      // The element count of the tensors this op ranges over (the original
+      // shape's), to mask the padding out of reductions.
+      int64_t numel = 1;
+      for (Value v : generic->getOperands())
+        if (auto t = dyn_cast<RankedTensorType>(v.getType());
+            t && t.getRank() > 0)
+          numel = t.getNumElements();
+      Value offset;
+      if (reduction) {
+        offset = rankOffset(b, layoutOf({numel}).shard);
+        ins.push_back(offset);
+      }
+      SmallVector<AffineMap> maps;
+      AffineMap scalarMap = AffineMap::get(1, 0, {}, ctx);
+      for (Value v : ins)
+        maps.push_back(isa<RankedTensorType>(v.getType()) &&
+                               cast<RankedTensorType>(v.getType()).getRank() > 0
+                           ? b.getMultiDimIdentityMap(1)
+                           : scalarMap);
+      for (Value v : inits)
+        maps.push_back(cast<RankedTensorType>(v.getType()).getRank() > 0
+                           ? b.getMultiDimIdentityMap(1)
+                           : scalarMap);
+      SmallVector<Type> resultTypes = llvm::map_to_vector(
+          inits, [](Value v) { return v.getType(); });
+      utils::IteratorType iter = reduction ? utils::IteratorType::reduction
+                                           : utils::IteratorType::parallel;
+      unsigned numOrigIns = generic.getNumDpsInputs();
+      auto flat = linalg::GenericOp::create(
+          b, generic.getLoc(), resultTypes, ins, inits, maps,
+          ArrayRef<utils::IteratorType>{iter},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Block &old = generic.getRegion().front();
+            // Values captured from the optimizer's body map like operands.
+            IRMapping bodyMap = map;
+            for (unsigned i = 0; i < numOrigIns; ++i)
+              bodyMap.map(old.getArgument(i), args[i]);
+            unsigned outBase = numOrigIns + (reduction ? 1 : 0);
+            for (unsigned i = 0; i < generic.getNumDpsInits(); ++i)
+              bodyMap.map(old.getArgument(numOrigIns + i), args[outBase + i]);
+            for (Operation &inner : old.without_terminator())
+              nb.clone(inner, bodyMap);
+            SmallVector<Value> yielded;
+            for (Value y : old.getTerminator()->getOperands())
+              yielded.push_back(bodyMap.lookupOrDefault(y));
+            if (reduction) {
+              // Padding is not the neutral element of every reduction
+              // (exp(0) = 1): keep the accumulator on padded positions.
+              Value idx = linalg::IndexOp::create(nb, l, 0);
+              Value global = arith::AddIOp::create(nb, l, args[numOrigIns], idx);
+              Value limit = arith::ConstantIndexOp::create(nb, l, numel);
+              Value valid = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::ult, global, limit);
+              for (auto [i, y] : llvm::enumerate(yielded))
+                y = arith::SelectOp::create(nb, l, valid, y,
+                                            args[outBase + i]);
+            }
+            linalg::YieldOp::create(nb, l, yielded);
+          });
+      for (auto [i, result] : llvm::enumerate(generic.getResults())) {
+        Value r = flat.getResult(i);
+        if (reduction) {
+          FailureOr<shard::ReductionKind> kind = combinerOf(generic, i);
+          if (failed(kind))
+            return generic->emitOpError()
+                   << "is a full reduction whose combiner is neither addf nor "
+                      "maximumf; zero-partition cannot complete it with an "
+                      "all-reduce";
+          // Each rank's partial starts from the init; a sum must start at 0.
+          if (*kind == shard::ReductionKind::Sum) {
+            auto fill =
+                generic.getDpsInits()[i].getDefiningOp<linalg::FillOp>();
+            FloatAttr init;
+            if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&init)) ||
+                !init.getValue().isZero())
+              return generic->emitOpError()
+                     << "sums into an initial value that is not a constant 0; "
+                        "each rank's partial sum would add it again";
+          }
+          r = shard::AllReduceOp::create(b, generic.getLoc(), r.getType(),
+                                         kGrid, ArrayRef<int16_t>{0}, r, *kind);
+        }
+        map.map(result, r);
+      }
+      continue;
+    }
+    if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+      auto t = cast<RankedTensorType>(convertForShard(empty.getType()));
+      map.map(empty.getResult(), tensor::EmptyOp::create(b, empty.getLoc(),
+                                                         t.getShape(),
+                                                         t.getElementType()));
+      continue;
+    }
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      auto t = dyn_cast<RankedTensorType>(cst.getType());
+      if (t && t.getRank() > 0) {
+        auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+        if (!dense || !dense.isSplat())
+          return cst.emitOpError(
+              "is a non-splat tensor constant; zero-partition cannot shard it");
+        auto st = shardType(t);
+        map.map(cst.getResult(),
+                arith::ConstantOp::create(b, cst.getLoc(), st,
+                                          dense.resizeSplat(st)));
+        continue;
+      }
+    }
+    Operation *clone = b.clone(op, map);
+    for (Value r : clone->getResults())
+      r.setType(convertForShard(r.getType()));
+  }
+  return success();
+}
+
+LogicalResult Partitioner::placeStage3Gathers(
+    Block &body, Value loss, ArrayRef<SmallVector<Operation *>> chains,
+    ArrayRef<Value> fullParams) {
+  // Forward = what the loss depends on; the rest of the body is backward.
+  llvm::SetVector<Operation *> forward;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitBlockArguments = true;
+  if (Operation *def = loss.getDefiningOp())
+    if (failed(getBackwardSlice(def, &forward, options)))
+      return failure();
+  for (auto [i, fullRef] : llvm::enumerate(fullParams)) {
+    Value full = fullRef;
+    const SmallVector<Operation *> &chain = chains[i];
+    SmallVector<Operation *> fwdUsers, bwdUsers;
+    for (OpOperand &use : full.getUses()) {
+      Operation *inBlock = body.findAncestorOpInBlock(*use.getOwner());
+      if (!inBlock || llvm::is_contained(chain, inBlock))
+        continue;
+      (forward.contains(inBlock) ? fwdUsers : bwdUsers).push_back(inBlock);
+    }
+    auto first = [](SmallVector<Operation *> &ops) {
+      Operation *f = nullptr;
+      for (Operation *op : ops)
+        if (!f || op->isBeforeInBlock(f))
+          f = op;
+      return f;
+    };
+    SmallVector<Operation *> all(fwdUsers);
+    all.append(bwdUsers);
+    if (all.empty()) {
+      for (Operation *op : llvm::reverse(chain))
+        op->erase();
+      continue;
+    }
+    // Gather right before the first use.
+    Operation *firstUse = first(all);
+    for (Operation *op : chain)
+      op->moveBefore(firstUse);
+    // And again before the first backward use, if the forward uses came
+    // first: the forward copy then dies after its last forward use.
+    if (!regather || fwdUsers.empty() || bwdUsers.empty())
+      continue;
+    Operation *firstBwd = first(bwdUsers);
+    OpBuilder b(firstBwd);
+    IRMapping map;
+    for (Operation *op : chain)
+      b.clone(*op, map);
+    Value again = map.lookup(full);
+    llvm::SmallPtrSet<Operation *, 16> bwd(bwdUsers.begin(), bwdUsers.end());
+    full.replaceUsesWithIf(again, [&](OpOperand &use) {
+      return bwd.contains(body.findAncestorOpInBlock(*use.getOwner()));
+    });
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  func::FuncOp fb = step.forwardBackward, opt = step.optimizer;
+  if (!fb.getBody().hasOneBlock() || !opt.getBody().hasOneBlock())
+    return fb.emitOpError("zero-partition needs single-block step functions");
+
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(module.getBody());
+  if (!module.lookupSymbol(kGrid))
+    shard::GridOp::create(b, loc, kGrid, ArrayRef<int64_t>{n});
+  else if (!isa<shard::GridOp>(module.lookupSymbol(kGrid)))
+    return module.lookupSymbol(kGrid)->emitOpError()
+           << "uses the name @" << kGrid << " that zero-partition needs";
+
+  // Signature: params, states, batch, hypers -> loss, params', states'.
+  bool shardParams = stage >= 3, shardStates = stage >= 1;
+  SmallVector<Type> argTypes, resultTypes;
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  auto named = [&](StringRef attr, Attribute value) {
+    return DictionaryAttr::get(ctx, {NamedAttribute(attr, value)});
+  };
+  for (const ParamInfo &p : step.params) {
+    argTypes.push_back(shardParams ? shardType(p.type) : p.type);
+    argAttrs.push_back(named(ZeroDialect::ParamAttrHelper::getNameStr(),
+                             StringAttr::get(ctx, p.name)));
+  }
+  for (const StateInfo &s : step.states) {
+    argTypes.push_back(shardStates ? shardType(s.type) : s.type);
+    argAttrs.push_back(opt.getArgAttrDict(s.optArg));
+  }
+  for (const BatchInfo &bi : step.batch) {
+    argTypes.push_back(bi.type);
+    argAttrs.push_back(fb.getArgAttrDict(bi.fbArg));
+  }
+  for (const HyperInfo &h : step.hypers) {
+    argTypes.push_back(h.type);
+    argAttrs.push_back(opt.getArgAttrDict(h.optArg));
+  }
+  resultTypes.push_back(fb.getResultTypes()[step.lossResult]);
+  resultAttrs.push_back(named(ZeroDialect::LossAttrHelper::getNameStr(),
+                              UnitAttr::get(ctx)));
+  for (unsigned i = 0; i < step.params.size(); ++i) {
+    resultTypes.push_back(argTypes[i]);
+    resultAttrs.push_back(argAttrs[i]);
+  }
+  for (unsigned s = 0; s < step.states.size(); ++s) {
+    resultTypes.push_back(argTypes[step.params.size() + s]);
+    resultAttrs.push_back(argAttrs[step.params.size() + s]);
+  }
+
+  b.setInsertionPoint(fb);
+  auto train = func::FuncOp::create(b, loc, "train_step",
+                                    b.getFunctionType(argTypes, resultTypes));
+  train.setAllArgAttrs(argAttrs);
+  train.setAllResultAttrs(resultAttrs);
+  train->setAttr(ZeroDialect::RoleAttrHelper::getNameStr(),
+                 StringAttr::get(ctx, "train_step"));
+  train->setAttr(ZeroDialect::StageAttrHelper::getNameStr(),
+                 b.getI64IntegerAttr(stage));
+  train->setAttr(ZeroDialect::WorldSizeAttrHelper::getNameStr(),
+                 b.getI64IntegerAttr(n));
+  SmallVector<Attribute> manifest;
+  for (const ParamInfo &p : step.params) {
+    Layout l = layoutOf(p.type.getShape());
+    manifest.push_back(b.getDictionaryAttr({
+        b.getNamedAttr("name", b.getStringAttr(p.name)),
+        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(p.type.getShape())),
+        b.getNamedAttr("numel", b.getI64IntegerAttr(l.numel)),
+        b.getNamedAttr("padded", b.getI64IntegerAttr(l.padded)),
+        b.getNamedAttr("shard", b.getI64IntegerAttr(l.shard)),
+    }));
+  }
+  train->setAttr(ZeroDialect::ManifestAttrHelper::getNameStr(),
+                 b.getArrayAttr(manifest));
+
+  Block *body = train.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  unsigned numParams = step.params.size(), numStates = step.states.size();
+  auto paramArg = [&](unsigned i) { return body->getArgument(i); };
+  auto stateArg = [&](unsigned s) { return body->getArgument(numParams + s); };
+  auto batchArg = [&](unsigned j) {
+    return body->getArgument(numParams + numStates + j);
+  };
+  auto hyperArg = [&](unsigned h) {
+    return body->getArgument(numParams + numStates + step.batch.size() + h);
+  };
+  trainBody = body;
+
+  // forward_backward, inlined. Stage 3 first gathers every parameter; the
+  // gathers move to their uses afterwards.
+  IRMapping fbMap;
+  SmallVector<SmallVector<Operation *>> chains(numParams);
+  SmallVector<Value> fullParams;
+  for (auto [i, p] : llvm::enumerate(step.params)) {
+    Value full = paramArg(i);
+    if (shardParams) {
+      Operation *before = b.getInsertionBlock()->empty()
+                              ? nullptr
+                              : &b.getInsertionBlock()->back();
+      full = allGather(b, paramArg(i), p.type);
+      for (Operation *op = before ? before->getNextNode()
+                                  : &b.getInsertionBlock()->front();
+           op; op = op->getNextNode())
+        chains[i].push_back(op);
+    }
+    fullParams.push_back(full);
+    fbMap.map(fb.getArgument(p.fbArg), full);
+  }
+  for (auto [j, bi] : llvm::enumerate(step.batch))
+    fbMap.map(fb.getArgument(bi.fbArg), batchArg(j));
+  for (Operation &op : fb.getBody().front().without_terminator())
+    b.clone(op, fbMap);
+  Operation *fbReturn = fb.getBody().front().getTerminator();
+  Value loss = fbMap.lookup(fbReturn->getOperand(step.lossResult));
+  SmallVector<Value> grads;
+  for (const ParamInfo &p : step.params)
+    grads.push_back(fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
+
+  if (shardParams && failed(placeStage3Gathers(*body, loss, chains,
+                                               fullParams)))
+    return failure();
+
+  // Gradients: averaged over ranks. Stage 2/3 reduce-scatter each one as
+  // soon as it exists; stage 1 after the whole backward pass; stage 0
+  // all-reduces.
+  SmallVector<Value> optGrads(numParams);
+  for (auto [i, p] : llvm::enumerate(step.params)) {
+    Value g = grads[i];
+    OpBuilder gb(ctx);
+    Operation *def = g.getDefiningOp();
+    if (stage >= 2 && def && def->getBlock() == body)
+      gb.setInsertionPointAfter(def);
+    else
+      gb.setInsertionPointToEnd(body);
+    if (stage == 0) {
+      Value padded = flattenPad(gb, g);
+      Value summed = shard::AllReduceOp::create(
+          gb, loc, padded.getType(), kGrid, ArrayRef<int16_t>{0}, padded,
+          shard::ReductionKind::Sum);
+      Value mean = scale(gb, summed, 1.0 / static_cast<double>(n));
+      optGrads[i] = unpadExpand(gb, mean, p.type);
+    } else {
+      optGrads[i] = reduceScatter(gb, g);
+    }
+  }
+  b.setInsertionPointToEnd(body);
+
+  // The loss: the mean over ranks of each rank's mean.
+  Value lossSum = shard::AllReduceOp::create(b, loc, loss.getType(), kGrid,
+                                             ArrayRef<int16_t>{0}, loss,
+                                             shard::ReductionKind::Sum);
+  Value globalLoss = scale(b, lossSum, 1.0 / static_cast<double>(n));
+
+  // The optimizer: on full tensors (stage 0) or on this rank's slices.
+  IRMapping optMap;
+  for (auto [i, p] : llvm::enumerate(step.params)) {
+    Value param = paramArg(i);
+    if (stage == 1 || stage == 2) {
+      Layout l = layoutOf(p.type.getShape());
+      Value padded = flattenPad(b, param);
+      param = tensor::ExtractSliceOp::create(
+          b, loc, shardType(p.type), padded, ValueRange{rankOffset(b, l.shard)},
+          ValueRange{}, ValueRange{},
+          b.getDenseI64ArrayAttr({ShapedType::kDynamic}),
+          b.getDenseI64ArrayAttr({l.shard}), b.getDenseI64ArrayAttr({1}));
+    }
+    optMap.map(opt.getArgument(p.optArg), param);
+    optMap.map(opt.getArgument(p.optGrad), optGrads[i]);
+  }
+  for (auto [s, st] : llvm::enumerate(step.states))
+    optMap.map(opt.getArgument(st.optArg), stateArg(s));
+  for (auto [h, hi] : llvm::enumerate(step.hypers))
+    optMap.map(opt.getArgument(hi.optArg), hyperArg(h));
+  if (stage == 0) {
+    for (Operation &op : opt.getBody().front().without_terminator())
+      b.clone(op, optMap);
+  } else if (failed(flattenOptimizer(b, optMap))) {
+    return failure();
+  }
+  Operation *optReturn = opt.getBody().front().getTerminator();
+
+  SmallVector<Value> results{globalLoss};
+  for (auto [i, p] : llvm::enumerate(step.params)) {
+    Value updated = optMap.lookup(optReturn->getOperand(p.optResult));
+    if (stage == 1 || stage == 2)
+      updated = allGather(b, updated, p.type);
+    results.push_back(updated);
+  }
+  for (const StateInfo &s : step.states)
+    results.push_back(optMap.lookup(optReturn->getOperand(s.optResult)));
+  func::ReturnOp::create(b, loc, results);
+
+  fb.erase();
+  opt.erase();
+  return success();
+}
+
+struct ZeroPartitionPass
+    : public zero::impl::ZeroPartitionPassBase<ZeroPartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (stage < 0 || stage > 3) {
+      module.emitError() << "zero-partition: stage must be 0, 1, 2 or 3, got "
+                         << static_cast<int64_t>(stage);
+      return signalPassFailure();
+    }
+    if (worldSize < 1) {
+      module.emitError() << "zero-partition: world-size must be at least 1, got "
+                         << static_cast<int64_t>(worldSize);
+      return signalPassFailure();
+    }
+    FailureOr<TrainingStep> step = TrainingStep::get(module);
+    if (failed(step)) {
+      module.emitError() << "zero-partition: the module does not satisfy the "
+                            "training-step contract (zero-verify reports why)";
+      return signalPassFailure();
+    }
+    if (failed(Partitioner(module, *step, stage, worldSize, regather).run()))
+      return signalPassFailure();
+  }
+};
+} // namespace
