@@ -30,6 +30,27 @@ ODD_NUMBERS = ["0", "-1", "1", "4294967296", "-9223372036854775808",
 PUNCT = list("{}()<>[]:,=%@#\"x?")
 
 
+def zero_opt_runs(text, directory):
+    """(input file, argument list) of every `zero-opt %S/Inputs/...` RUN."""
+    runs = []
+    for line in text.splitlines():
+        m = re.search(r'RUN:(.*)', line)
+        if not m or 'zero-opt' not in m.group(1):
+            continue
+        try:
+            words = shlex.split(m.group(1).split('|')[0])
+        except ValueError:
+            continue
+        if 'zero-opt' not in words:
+            continue
+        words = words[words.index('zero-opt') + 1:]
+        inputs = [w for w in words if w.startswith('%S/')]
+        args = [w for w in words if not w.startswith(('%S/', '2>', '>', '<'))]
+        if len(inputs) == 1 and not any('%' in a for a in args):
+            runs.append((os.path.join(directory, inputs[0][3:]), args))
+    return runs
+
+
 def zero_opt_flags(text):
     """The argument lists of every `zero-opt %s ...` in the file's RUN lines."""
     flags = []
@@ -139,6 +160,11 @@ def main():
             text = m.group(1)
         flags = zero_opt_flags(text) or [['--zero-verify']]
         sources.append((f, text, flags))
+        # Inputs that RUN lines pass by path get those RUN lines' flags too.
+        for path, run_args in zero_opt_runs(text, os.path.dirname(f)):
+            if os.path.exists(path):
+                with open(path) as fh:
+                    sources.append((path, fh.read(), [run_args]))
     if not sources:
         print('mutate: error: no .mlir inputs found', file=sys.stderr)
         return 1
