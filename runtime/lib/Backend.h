@@ -3,9 +3,11 @@
 // The internal interface behind the C ABI. runtime.h's entry points validate
 // arguments, count bytes, calls and FLOPs, and time GEMMs; a Backend only
 // provides memory and arithmetic. The CPU backend (OpenBLAS) is the one built
-// today; a CUDA backend (cudaMalloc/pinned memory, cuBLASLt on a stream) and
-// collectives (MPI on CPU, NCCL on GPU) implement the same interface, so
-// generated code and zero-run never change when they arrive.
+// today; a CUDA backend (cudaMalloc/pinned memory, cuBLASLt on a stream)
+// implements the same interface, so generated code and zero-run never change
+// when it arrives. Collectives are not part of it: the world and the MPI
+// collectives are in Comm.h (NCCL ones will sit behind the same entry
+// points).
 //
 // Backends may throw (zero::runtime::Error for invalid input, std::bad_alloc
 // for exhausted memory); the C ABI layer catches everything.

@@ -1,8 +1,9 @@
 //===- Runtime.cpp - The zero-runtime C ABI -------------------------------===//
 //
 // Everything runtime.h promises that does not depend on the backend: backend
-// selection, argument validation, allocation accounting, GEMM counters and
-// timing, and the error channels. C++ exceptions are used inside and stop at
+// selection, argument validation, allocation accounting, GEMM and collective
+// counters and timing, and the error channels (the collectives themselves
+// and the MPI world are in Comm.cpp). C++ exceptions are used inside and stop at
 // `guarded`, which every entry point goes through; the fatal handler is
 // called only after `guarded` has returned, with no lock held and no object
 // with a destructor alive in the runtime's frames, so a handler may leave by
@@ -27,6 +28,7 @@
 #include "zero/runtime.h"
 
 #include "Backend.h"
+#include "Comm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -58,10 +60,18 @@ void setLastError(const char *entry, const char *message) noexcept {
   std::snprintf(lastError, kErrorCapacity, "%s: %s", entry, message);
 }
 
+/// Prints one line and ends the process; in a world of more than one rank,
+/// with the rank in the line and MPI_Abort, so no rank waits forever for
+/// this one in a collective.
 void defaultFatalHandler(const char *message) {
-  std::fprintf(stderr, "zero-runtime: error: %s\n", message);
-  std::fflush(stderr);
-  std::exit(1);
+  char line[kErrorCapacity + 64];
+  int size = comm::currentSize();
+  if (size > 1)
+    std::snprintf(line, sizeof line, "zero-runtime: error: rank %d of %d: %s",
+                  comm::currentRank(), size, message);
+  else
+    std::snprintf(line, sizeof line, "zero-runtime: error: %s", message);
+  comm::terminate(line);
 }
 
 std::atomic<zrt_fatal_handler> fatalHandler{nullptr};
@@ -149,9 +159,12 @@ void init(const char *name, int numThreads) {
                 "only the \"cpu\" backend");
   else
     throw Error("unknown backend \"" + requested + "\" (built: cpu)");
-  std::lock_guard<std::mutex> lock(initMutex);
-  backend->configure(numThreads);
-  activeBackend.store(backend);
+  {
+    std::lock_guard<std::mutex> lock(initMutex);
+    backend->configure(numThreads);
+    activeBackend.store(backend);
+  }
+  comm::initWorld();
 }
 
 /// The selected backend, selecting "cpu" with default settings if none is.
@@ -632,7 +645,99 @@ void gemm(DType dtype, GemmCall g, bool batched) {
   gemmCounters().record(key, elapsed.count());
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+const char *collectiveName(int collective) {
+  switch (collective) {
+  case ZRT_ALL_REDUCE:
+    return "all_reduce";
+  case ZRT_REDUCE_SCATTER:
+    return "reduce_scatter";
+  case ZRT_ALL_GATHER:
+    return "all_gather";
+  case ZRT_SCALAR_ALL_REDUCE:
+    return "scalar_all_reduce";
+  default:
+    return "unknown";
+  }
+}
+
+class CommCounters {
+public:
+  void record(zrt_collective kind, uint64_t bytes, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++totals.calls[kind];
+    totals.bytes_sent[kind] += bytes;
+    totals.seconds[kind] += seconds;
+  }
+
+  zrt_comm_stats get() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return totals;
+  }
+
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex);
+    totals = zrt_comm_stats{};
+  }
+
+private:
+  std::mutex mutex;
+  zrt_comm_stats totals = {};
+};
+
+CommCounters &commCounters() {
+  static CommCounters *instance = new CommCounters();
+  return *instance;
+}
+
+/// Runs one collective entry point: `fn` returns the bytes sent; the call
+/// is timed and counted if it succeeds, and a failure goes to the fatal
+/// handler.
+template <typename Fn>
+void collective(const char *entry, zrt_collective kind, Fn &&fn) {
+  if (!guarded(entry, [&] {
+        auto start = std::chrono::steady_clock::now();
+        uint64_t bytes = fn();
+        std::chrono::duration<double> elapsed =
+            std::chrono::steady_clock::now() - start;
+        commCounters().record(kind, bytes, elapsed.count());
+      }))
+    reportFatal();
+}
+
+template <typename T>
+T scalarAllReduce(const char *entry, comm::Op op, T value) {
+  T result = value;
+  collective(entry, ZRT_SCALAR_ALL_REDUCE, [&] {
+    T v = value;
+    uint64_t bytes = comm::allReduceScalar(
+        sizeof(T) == 4 ? DType::F32 : DType::F64, op, &v);
+    result = v;
+    return bytes;
+  });
+  return result;
+}
+
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Temporaries of the collectives (Comm.h)
+//===----------------------------------------------------------------------===//
+
+void *zero::runtime::allocateCommBuffer(std::size_t bytes) {
+  return memory().allocate(bytes, kMinAlignment, ZRT_COMM, /*zeroed=*/false);
+}
+
+void zero::runtime::freeCommBuffer(void *ptr) noexcept {
+  try {
+    memory().release(ptr);
+  } catch (...) {
+    // Only blocks from allocateCommBuffer come here, and they are live.
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // C ABI
@@ -651,6 +756,7 @@ void zrt_shutdown(void) {
           activeBackend.store(nullptr);
         }
         memory().releaseCached();
+        comm::finalizeWorld();
       }))
     reportFatal();
 }
@@ -806,6 +912,113 @@ int zrt_get_gemm_shape(size_t index, zrt_gemm_shape *out) {
 
 void zrt_reset_gemm_stats(void) {
   if (!guarded("zrt_reset_gemm_stats", [&] { gemmCounters().reset(); }))
+    reportFatal();
+}
+
+int zrt_world_rank(void) {
+  int rank = 0;
+  if (!guarded("zrt_world_rank", [&] { rank = comm::rank(); }))
+    reportFatal();
+  return rank;
+}
+
+int zrt_world_size(void) {
+  int size = 1;
+  if (!guarded("zrt_world_size", [&] { size = comm::size(); }))
+    reportFatal();
+  return size;
+}
+
+void zrt_abort(const char *message) { comm::terminate(message); }
+
+void zrt_all_reduce_sum_f32(const float *in, float *out, int64_t count) {
+  collective("zrt_all_reduce_sum_f32", ZRT_ALL_REDUCE, [&] {
+    return comm::allReduce(DType::F32, comm::Op::Sum, in, out, count);
+  });
+}
+
+void zrt_all_reduce_sum_f64(const double *in, double *out, int64_t count) {
+  collective("zrt_all_reduce_sum_f64", ZRT_ALL_REDUCE, [&] {
+    return comm::allReduce(DType::F64, comm::Op::Sum, in, out, count);
+  });
+}
+
+void zrt_all_reduce_max_f32(const float *in, float *out, int64_t count) {
+  collective("zrt_all_reduce_max_f32", ZRT_ALL_REDUCE, [&] {
+    return comm::allReduce(DType::F32, comm::Op::Max, in, out, count);
+  });
+}
+
+void zrt_all_reduce_max_f64(const double *in, double *out, int64_t count) {
+  collective("zrt_all_reduce_max_f64", ZRT_ALL_REDUCE, [&] {
+    return comm::allReduce(DType::F64, comm::Op::Max, in, out, count);
+  });
+}
+
+void zrt_reduce_scatter_sum_f32(const float *in, float *out, int64_t count) {
+  collective("zrt_reduce_scatter_sum_f32", ZRT_REDUCE_SCATTER, [&] {
+    return comm::reduceScatter(DType::F32, in, out, count);
+  });
+}
+
+void zrt_reduce_scatter_sum_f64(const double *in, double *out, int64_t count) {
+  collective("zrt_reduce_scatter_sum_f64", ZRT_REDUCE_SCATTER, [&] {
+    return comm::reduceScatter(DType::F64, in, out, count);
+  });
+}
+
+void zrt_all_gather_f32(const float *in, float *out, int64_t count) {
+  collective("zrt_all_gather_f32", ZRT_ALL_GATHER, [&] {
+    return comm::allGather(DType::F32, in, out, count);
+  });
+}
+
+void zrt_all_gather_f64(const double *in, double *out, int64_t count) {
+  collective("zrt_all_gather_f64", ZRT_ALL_GATHER, [&] {
+    return comm::allGather(DType::F64, in, out, count);
+  });
+}
+
+float zrt_all_reduce_scalar_sum_f32(float value) {
+  return scalarAllReduce("zrt_all_reduce_scalar_sum_f32", comm::Op::Sum,
+                         value);
+}
+
+double zrt_all_reduce_scalar_sum_f64(double value) {
+  return scalarAllReduce("zrt_all_reduce_scalar_sum_f64", comm::Op::Sum,
+                         value);
+}
+
+float zrt_all_reduce_scalar_max_f32(float value) {
+  return scalarAllReduce("zrt_all_reduce_scalar_max_f32", comm::Op::Max,
+                         value);
+}
+
+double zrt_all_reduce_scalar_max_f64(double value) {
+  return scalarAllReduce("zrt_all_reduce_scalar_max_f64", comm::Op::Max,
+                         value);
+}
+
+size_t zrt_set_comm_bucket_bytes(size_t bytes) {
+  return comm::setBucketBytes(bytes);
+}
+
+const char *zrt_collective_name(zrt_collective collective) {
+  // Copied as categoryValue does: C callers may pass any int.
+  std::underlying_type_t<zrt_collective> value;
+  static_assert(sizeof value == sizeof collective);
+  std::memcpy(&value, &collective, sizeof value);
+  return collectiveName(static_cast<int>(value));
+}
+
+void zrt_get_comm_stats(zrt_comm_stats *out) {
+  if (out &&
+      !guarded("zrt_get_comm_stats", [&] { *out = commCounters().get(); }))
+    reportFatal();
+}
+
+void zrt_reset_comm_stats(void) {
+  if (!guarded("zrt_reset_comm_stats", [&] { commCounters().reset(); }))
     reportFatal();
 }
 

@@ -24,6 +24,37 @@ size_t zrt_c99_offsetof_memory_stats_cached_bytes(void) {
 size_t zrt_c99_offsetof_memory_stats_reserved_peak(void) {
   return offsetof(zrt_memory_stats, reserved_peak);
 }
+size_t zrt_c99_sizeof_comm_stats(void) { return sizeof(zrt_comm_stats); }
+size_t zrt_c99_offsetof_comm_stats_seconds(void) {
+  return offsetof(zrt_comm_stats, seconds);
+}
+
+/* Collectives from C in a world of one: copies, counted with 0 bytes.
+ * Returns 0 on success, or the number of the step that failed. */
+int zrt_c99_comm_smoke(void) {
+  float in[3] = {1.0f, -2.0f, 3.0f}, out[3] = {0.0f, 0.0f, 0.0f};
+  double d = 0.25;
+  zrt_comm_stats stats;
+  int i;
+  if (zrt_world_size() != 1 || zrt_world_rank() != 0)
+    return 1;
+  zrt_all_reduce_sum_f32(in, out, 3);
+  for (i = 0; i < 3; ++i)
+    if (out[i] != in[i])
+      return 2;
+  zrt_reduce_scatter_sum_f32(in, in, 3);
+  zrt_all_gather_f32(in, out, 3);
+  if (zrt_all_reduce_scalar_sum_f64(d) != d)
+    return 3;
+  zrt_get_comm_stats(&stats);
+  if (stats.calls[ZRT_ALL_REDUCE] != 1 || stats.calls[ZRT_REDUCE_SCATTER] != 1 ||
+      stats.calls[ZRT_ALL_GATHER] != 1 || stats.calls[ZRT_SCALAR_ALL_REDUCE] != 1)
+    return 4;
+  for (i = 0; i < ZRT_NUM_COLLECTIVES; ++i)
+    if (stats.bytes_sent[i] != 0)
+      return 5;
+  return 0;
+}
 
 /* Category arguments as C passes them: any int. */
 const char *zrt_c99_category_name(int category) {

@@ -1,8 +1,8 @@
 //===- RuntimeTestSupport.h - Fixture of the runtime tests ------*- C++ -*-===//
 //
 // Every test starts from a runtime with no live allocation, an empty block
-// cache, zeroed GEMM counters and peaks equal to the current counts (0), and
-// with a fatal handler
+// cache, zeroed GEMM and collective counters, the default comm bucket and
+// peaks equal to the current counts (0), and with a fatal handler
 // that throws FatalError, so a test can observe a fatal error and go on. The
 // handler belongs to the tests: the runtime itself never throws across its C
 // ABI, it only calls the handler with no lock held.
@@ -59,6 +59,12 @@ inline zrt_gemm_stats gemmStats() {
   return stats;
 }
 
+inline zrt_comm_stats commStats() {
+  zrt_comm_stats stats;
+  zrt_get_comm_stats(&stats);
+  return stats;
+}
+
 class RuntimeFixture : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -73,6 +79,8 @@ protected:
         << "an earlier test leaked a runtime block";
     zrt_reset_peaks();
     zrt_reset_gemm_stats();
+    zrt_reset_comm_stats();
+    zrt_set_comm_bucket_bytes(0);
     start = memoryStats();
   }
 

@@ -2,9 +2,11 @@
  *
  * The C ABI that lowered training steps and zero-run call: backend set-up,
  * allocation with per-category accounting, GEMM with call and FLOP counters,
- * and the fatal-error channel for calls from generated code. The header is
- * C99 (and C++) compatible and names no backend: the CPU backend (OpenBLAS)
- * and later a CUDA one (cuBLASLt, NCCL) sit behind the same entry points.
+ * collectives over the data-parallel ranks (MPI) with call, byte and time
+ * counters, and the fatal-error channel for calls from generated code. The
+ * header is C99 (and C++) compatible and names no backend: the CPU backend
+ * (OpenBLAS, MPI) and later a CUDA one (cuBLASLt, NCCL) sit behind the same
+ * entry points.
  *
  * Conventions:
  *  - Every entry point is thread-safe.
@@ -16,6 +18,7 @@
  *    are row-major.
  *  - Before zrt_init (or after zrt_shutdown) the first call that needs a
  *    backend initializes the "cpu" backend with its default thread count.
+ *    Likewise the first call that needs the world of ranks sets it up.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -31,6 +34,12 @@
 #define ZRT_API __attribute__((visibility("default")))
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#define ZRT_NORETURN __attribute__((noreturn))
+#else
+#define ZRT_NORETURN
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,14 +53,22 @@ extern "C" {
  * the number of BLAS threads; <= 0 keeps the current (initially OpenBLAS's
  * default, which honours OPENBLAS_NUM_THREADS). Calling it again is safe:
  * it re-selects the backend and applies `num_threads`; allocations and
- * counters survive. Returns 0 on success, nonzero on failure with
- * zrt_last_error() set. */
+ * counters survive. It also sets up the world of data-parallel ranks if
+ * that has not happened yet (see "World and collectives" below; under
+ * mpirun this is where MPI is initialized). Returns 0 on success, nonzero
+ * on failure with zrt_last_error() set. */
 ZRT_API int zrt_init(const char *backend, int num_threads);
 
 /* Deselects the backend and returns the block cache to the system
  * (zrt_release_cached). Live allocations stay valid and accounted and can
  * still be freed; counters are kept. A later call that needs a backend
- * initializes "cpu" again. */
+ * initializes "cpu" again. If the runtime initialized MPI, zrt_shutdown
+ * finalizes it; like MPI_Finalize it is then collective (every rank must
+ * call it) and final for the world: zrt_world_rank and zrt_world_size keep
+ * their values, but collectives over more than one rank go to the fatal
+ * handler from then on (MPI cannot be initialized twice in a process). A
+ * driver must call it on every rank before a normal exit: under mpirun a
+ * rank that exits without finalizing makes the job fail. */
 ZRT_API void zrt_shutdown(void);
 
 /* The message of the most recent failure on the calling thread (including
@@ -71,7 +88,14 @@ typedef void (*zrt_fatal_handler)(const char *message);
 
 /* Installs `handler`; NULL restores the default, which prints
  * "zero-runtime: error: <message>" to stderr and calls exit(1) (no abort: no
- * crash signal, no core dump). */
+ * crash signal, no core dump). In a world of more than one rank it prints
+ * "zero-runtime: error: rank <r> of <N>: <message>" instead. Whenever the
+ * runtime's world is on MPI (see "World and collectives"), it ends the job
+ * with MPI_Abort(MPI_COMM_WORLD, 1) instead of exit(1), so that ranks
+ * blocked in a collective do not wait forever for the failed one (and a
+ * world of one under mpirun ends at once); mpirun then exits with status 1.
+ * Collectives go to the fatal handler on invalid arguments and on MPI
+ * errors (checked return codes, never MPI's own abort). */
 ZRT_API void zrt_set_fatal_handler(zrt_fatal_handler handler);
 
 /*===----------------------------------------------------------------------===*
@@ -248,6 +272,171 @@ ZRT_API int zrt_get_gemm_shape(size_t index, zrt_gemm_shape *out);
 
 /* Clears the totals and the per-shape breakdown. */
 ZRT_API void zrt_reset_gemm_stats(void);
+
+/*===----------------------------------------------------------------------===*
+ * World and collectives
+ *===----------------------------------------------------------------------===*/
+
+/* The world is the set of data-parallel ranks: every process of an MPI job,
+ * or the process alone. It is set up by zrt_init, or by the first call of a
+ * function of this section, whichever comes first:
+ *  - If MPI is already initialized (by the application), the runtime uses
+ *    it (on a duplicate of MPI_COMM_WORLD) and never finalizes it.
+ *  - Otherwise, if the process was started by an MPI launcher (mpirun or
+ *    mpiexec of Open MPI, MPICH's Hydra, srun with PMI or PMIx: detected by
+ *    the environment variables OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK or
+ *    PMI_SIZE), the runtime calls MPI_Init_thread asking for
+ *    MPI_THREAD_SERIALIZED and zrt_shutdown finalizes MPI.
+ *  - Otherwise MPI is not touched: the world is this process alone (rank 0
+ *    of 1), so a plain `./zero-run` works without mpirun.
+ * The runtime serializes its own MPI calls under a lock, so any thread may
+ * call the collectives. The runtime's communicator has MPI_ERRORS_RETURN
+ * set; every MPI return code is checked.
+ *
+ * Rules for callers, as for any MPI collective: every rank calls the same
+ * collectives in the same order with the same `count` (and the same
+ * zrt_set_comm_bucket_bytes setting); a rank that leaves the sequence makes
+ * the others wait. Buffers are host memory, contiguous, `count` elements of
+ * the type the name says. `count` may be 0 (no effect, pointers may be
+ * NULL, the call is counted with 0 bytes); a negative count, a NULL buffer
+ * with count > 0, a size overflow or an overlap of `in` and `out` other
+ * than the in-place forms named below go to the fatal handler.
+ *
+ * Reduction order. Every element of a reduced result is combined in rank
+ * order, ((x_0 op x_1) op x_2) op ... op x_{N-1}, starting from x_0 itself
+ * (no identity element: a world of one rank returns x_0 bit for bit,
+ * -0.0 included), by exactly one rank, and copied from there to the others.
+ * So results are deterministic, bitwise equal on every rank, and
+ * all_reduce(x) == all_gather(reduce_scatter(x)) bit for bit. Sum is the
+ * IEEE addition of the element type. Max keeps the first NaN in rank order
+ * if there is one, and otherwise the first of equal values (so max(-0.0,
+ * +0.0) is the one from the lower rank).
+ *
+ * Algorithms and bytes counted (b = element size, N = world size, per call
+ * and per rank; what a ring or pairwise-exchange algorithm sends, and
+ * exactly what this implementation hands to MPI, padding included):
+ *  - reduce-scatter: MPI_Alltoall of the N blocks, then the local reduction
+ *    in rank order: (N-1)*count*b bytes.
+ *  - all-gather: MPI_Allgather: (N-1)*count*b bytes.
+ *  - all-reduce: the buffer, padded with zeros to N*ceil(count/N) elements,
+ *    is reduce-scattered and all-gathered as above (the padding is never
+ *    read from `in` nor written to `out`): 2*(N-1)*ceil(count/N)*b bytes.
+ *  - scalar all-reduce: MPI_Allgather of the N values, then the reduction
+ *    in rank order on every rank: (N-1)*b bytes.
+ * A world of one rank sends 0 bytes and makes no MPI call: the collectives
+ * are copies.
+ *
+ * Temporary memory. Reduce-scatter and all-reduce exchange their blocks in
+ * segments so that their receive buffer holds at most the comm bucket
+ * (zrt_set_comm_bucket_bytes): with c = the block length (count for
+ * reduce-scatter, ceil(count/N) for all-reduce) and
+ * s = min(c, max(1, bucket / (N*b))), each call allocates N*s*b bytes from
+ * the runtime's allocator, counted to ZRT_COMM; an all-reduce whose count
+ * is not a multiple of N allocates a second buffer of N*s*b bytes for the
+ * padded blocks. A scalar all-reduce allocates N*b bytes; an all-gather
+ * allocates nothing. Everything is freed before the call returns (its
+ * blocks stay in the block cache), so the ZRT_COMM peak of a call is
+ * exactly that, and a world of one rank allocates nothing. */
+
+/* This process's rank in the world, 0 <= rank < zrt_world_size(). Sets the
+ * world up if needed; a failure to do so goes to the fatal handler (and
+ * then 0 is returned). */
+ZRT_API int zrt_world_rank(void);
+
+/* The number of ranks in the world (1 without an MPI launcher). A driver
+ * that was compiled for a given number of ranks checks it here and ends the
+ * job with zrt_abort if it differs. Failure as for zrt_world_rank (1 is
+ * returned). */
+ZRT_API int zrt_world_size(void);
+
+/* Prints `message` and a newline to stderr as one write (nothing if it is
+ * NULL or empty; the runtime adds no prefix, so a driver passes its own
+ * "zero-run: error: ..." line) and ends the process without returning:
+ * when the world is on MPI with MPI_Abort(MPI_COMM_WORLD, 1), which ends
+ * every rank of the job (mpirun exits with status 1), otherwise with
+ * exit(1). Meant for drivers that fail on one rank only (a file that cannot
+ * be read), where returning from main would leave the other ranks blocked
+ * in their next collective. It does not call the fatal handler and does not
+ * set the world up (a rank that fails before zrt_init exits with status 1,
+ * which also makes mpirun end the job). */
+ZRT_API ZRT_NORETURN void zrt_abort(const char *message);
+
+/* out[i] = x_0[i] + ... + x_{N-1}[i] for i < count, where x_r is `in` on
+ * rank r; every rank gets the whole result. In place: out == in. */
+ZRT_API void zrt_all_reduce_sum_f32(const float *in, float *out,
+                                    int64_t count);
+ZRT_API void zrt_all_reduce_sum_f64(const double *in, double *out,
+                                    int64_t count);
+
+/* As zrt_all_reduce_sum_*, with max as the combiner (see "Reduction order"
+ * for NaN and signed zeros), e.g. for the global maximum of an optimizer's
+ * partial results. Counted as ZRT_ALL_REDUCE, with the same bytes. */
+ZRT_API void zrt_all_reduce_max_f32(const float *in, float *out,
+                                    int64_t count);
+ZRT_API void zrt_all_reduce_max_f64(const double *in, double *out,
+                                    int64_t count);
+
+/* `in` has N*count elements on every rank; `out` (count elements) gets
+ * this rank's slice of their sum, elements [rank*count, (rank+1)*count).
+ * In place: out == in + q*count for any block q in [0, N): q == rank keeps
+ * the shard where it was, q == 0 is MPI's in-place convention. */
+ZRT_API void zrt_reduce_scatter_sum_f32(const float *in, float *out,
+                                        int64_t count);
+ZRT_API void zrt_reduce_scatter_sum_f64(const double *in, double *out,
+                                        int64_t count);
+
+/* `in` has count elements; `out` (N*count elements) gets rank r's `in` at
+ * out + r*count, on every rank. In place: in == out + rank*count (the
+ * rank's own block is already where it belongs). */
+ZRT_API void zrt_all_gather_f32(const float *in, float *out, int64_t count);
+ZRT_API void zrt_all_gather_f64(const double *in, double *out, int64_t count);
+
+/* All-reduce of one scalar, returned on every rank: the sum (or max) of
+ * `value` over the ranks in rank order, bitwise equal to what
+ * zrt_all_reduce_*_f32/f64 computes for count == 1. For what generated code
+ * and drivers reduce as scalars (loss averaging, partial norms); counted as
+ * ZRT_SCALAR_ALL_REDUCE, not ZRT_ALL_REDUCE. */
+ZRT_API float zrt_all_reduce_scalar_sum_f32(float value);
+ZRT_API double zrt_all_reduce_scalar_sum_f64(double value);
+ZRT_API float zrt_all_reduce_scalar_max_f32(float value);
+ZRT_API double zrt_all_reduce_scalar_max_f64(double value);
+
+/* Sets the comm bucket: the most bytes the receive buffer of one exchange
+ * segment holds (see "Temporary memory"), and returns the previous value.
+ * 0 restores the default, 16 MiB. Process-wide; it decides how calls are
+ * split into MPI calls, so every rank must use the same value. */
+ZRT_API size_t zrt_set_comm_bucket_bytes(size_t bytes);
+
+/* The counters' kinds. The vector all-reduces (sum and max) count as
+ * ZRT_ALL_REDUCE, the scalar entry points as ZRT_SCALAR_ALL_REDUCE. */
+typedef enum zrt_collective {
+  ZRT_ALL_REDUCE = 0,
+  ZRT_REDUCE_SCATTER = 1,
+  ZRT_ALL_GATHER = 2,
+  ZRT_SCALAR_ALL_REDUCE = 3,
+  ZRT_NUM_COLLECTIVES = 4
+} zrt_collective;
+
+/* "all_reduce", "reduce_scatter", "all_gather", "scalar_all_reduce";
+ * "unknown" for any other value. The string is static. */
+ZRT_API const char *zrt_collective_name(zrt_collective collective);
+
+/* Totals per kind since the last reset, on this rank: `calls` counts entry
+ * point calls (count == 0 and worlds of one rank included), `bytes_sent`
+ * the bytes this rank sends by the formulas above, `seconds` the wall time
+ * spent inside the calls (steady clock; it includes waiting for the other
+ * ranks). Calls rejected as invalid are not counted. */
+typedef struct zrt_comm_stats {
+  uint64_t calls[ZRT_NUM_COLLECTIVES];
+  uint64_t bytes_sent[ZRT_NUM_COLLECTIVES];
+  double seconds[ZRT_NUM_COLLECTIVES];
+} zrt_comm_stats;
+
+/* A consistent snapshot of the counters. NULL is a no-op. */
+ZRT_API void zrt_get_comm_stats(zrt_comm_stats *out);
+
+/* Clears the counters. */
+ZRT_API void zrt_reset_comm_stats(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,0 +1,588 @@
+//===- Comm.cpp - World and collectives of zero-runtime -------------------===//
+//
+// The world of data-parallel ranks and the collectives over it, on MPI.
+//
+// Reductions have one fixed order: every element of a result is combined in
+// rank order, x_0 op x_1 op ... op x_{N-1}, by exactly one rank, and copied
+// to the others. A reduce-scatter is therefore an MPI_Alltoall of the blocks
+// (rank q receives block q of every rank) followed by a local reduction of
+// the N received blocks in rank order; an all-reduce is that reduce-scatter
+// over the buffer padded to a multiple of N followed by an MPI_Allgather of
+// the reduced blocks. MPI's own reductions (MPI_Allreduce,
+// MPI_Reduce_scatter_block) are not used: their order depends on the
+// algorithm Open MPI picks for the message size and world size, so
+// all_reduce could differ from all_gather(reduce_scatter) in the last bit,
+// and a ZeRO stage would not train bit-identically to plain data parallelism.
+//
+// Reduce-scatter and all-reduce exchange their blocks in segments of at most
+// s elements per block, so the receive buffer (N*s elements, from the
+// runtime's allocator in the ZRT_COMM category) stays within the comm bucket
+// however large the buffer is. A segment takes piece [j, j+s) of every block
+// straight from the caller's buffer through an MPI datatype whose extent is
+// the block stride; only segments that reach into the padding of an
+// all-reduce are packed into a second buffer (the padding exists only there,
+// and reading or writing it in the caller's buffers would be out of bounds).
+//
+// Every MPI call is made under the world's mutex (MPI is initialized with
+// MPI_THREAD_SERIALIZED), on a duplicate of MPI_COMM_WORLD with
+// MPI_ERRORS_RETURN, and its return code is checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm.h"
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <sys/uio.h>
+#include <unistd.h>
+
+namespace zero::runtime {
+namespace comm {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The world
+//===----------------------------------------------------------------------===//
+
+enum class State {
+  Uninitialized, // not set up yet
+  Local,         // no MPI: this process alone
+  Mpi,           // on MPI, `comm` is live
+  Finalized      // the runtime finalized MPI (zrt_shutdown)
+};
+
+struct World {
+  /// Guards set-up and tear-down and serializes every MPI call.
+  std::mutex mutex;
+  std::atomic<State> state{State::Uninitialized};
+  std::atomic<int> rank{0};
+  std::atomic<int> size{1};
+  bool ownsMpi = false;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+World &world() {
+  // Leaked on purpose, as the allocator's state is: a fatal error during
+  // static destruction must still find it.
+  static World *instance = new World();
+  return *instance;
+}
+
+std::string mpiErrorString(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+void check(int rc, const char *what) {
+  if (rc != MPI_SUCCESS)
+    throw Error(std::string(what) + " failed: " + mpiErrorString(rc));
+}
+
+/// Whether an MPI launcher started this process (runtime.h lists the
+/// variables): only then is MPI initialized, so that a plain run never
+/// starts Open MPI's singleton machinery.
+bool launchedByMpi() {
+  for (const char *name :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"}) {
+    const char *value = std::getenv(name);
+    if (value && *value)
+      return true;
+  }
+  return false;
+}
+
+/// Sets the world up; the caller holds w.mutex.
+void initLocked(World &w) {
+  if (w.state.load() != State::Uninitialized)
+    return;
+  int initialized = 0, finalized = 0;
+  check(MPI_Initialized(&initialized), "MPI_Initialized");
+  check(MPI_Finalized(&finalized), "MPI_Finalized");
+  if (finalized)
+    throw Error("MPI was finalized before zero-runtime set its world up");
+  if (!initialized) {
+    if (!launchedByMpi()) {
+      w.rank.store(0);
+      w.size.store(1);
+      w.state.store(State::Local);
+      return;
+    }
+    int provided = MPI_THREAD_SINGLE;
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided),
+          "MPI_Init_thread");
+    w.ownsMpi = true;
+    // Errors of calls without a communicator (datatypes) are raised on
+    // MPI_COMM_WORLD; report them instead of letting MPI abort. Only when
+    // MPI is ours: an application's setting is its own.
+    check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
+          "MPI_Comm_set_errhandler");
+  }
+  MPI_Comm comm = MPI_COMM_NULL;
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "MPI_Comm_dup");
+  int rank = 0, size = 1;
+  int rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_rank(comm, &rank);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_size(comm, &size);
+  if (rc != MPI_SUCCESS) {
+    MPI_Comm_free(&comm);
+    check(rc, "MPI_Comm_rank/size");
+  }
+  w.comm = comm;
+  w.rank.store(rank);
+  w.size.store(size);
+  w.state.store(State::Mpi);
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers, datatypes, arguments
+//===----------------------------------------------------------------------===//
+
+/// A ZRT_COMM temporary, freed on scope exit (also when an MPI error
+/// unwinds the call).
+class Scratch {
+public:
+  explicit Scratch(std::size_t bytes)
+      : ptr(bytes ? allocateCommBuffer(bytes) : nullptr) {}
+  ~Scratch() {
+    if (ptr)
+      freeCommBuffer(ptr);
+  }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  template <typename T> T *as() const { return static_cast<T *>(ptr); }
+
+private:
+  void *ptr;
+};
+
+template <typename T> MPI_Datatype mpiType();
+template <> MPI_Datatype mpiType<float>() { return MPI_FLOAT; }
+template <> MPI_Datatype mpiType<double>() { return MPI_DOUBLE; }
+
+/// Piece [j, j + n) of every block of a buffer of blocks `blockLength`
+/// elements apart, as one element of an MPI datatype whose extent is the
+/// block stride: MPI then reads or writes block r's piece at r * stride.
+/// When the piece is the whole block it is simply n elements.
+template <typename T> class Pieces {
+public:
+  Pieces(int64_t n, int64_t blockLength) {
+    if (n == blockLength) {
+      type = mpiType<T>();
+      count = static_cast<int>(n);
+      return;
+    }
+    MPI_Datatype contiguous = MPI_DATATYPE_NULL;
+    check(MPI_Type_contiguous(static_cast<int>(n), mpiType<T>(), &contiguous),
+          "MPI_Type_contiguous");
+    int rc = MPI_Type_create_resized(
+        contiguous, 0, static_cast<MPI_Aint>(blockLength * sizeof(T)), &type);
+    MPI_Type_free(&contiguous);
+    check(rc, "MPI_Type_create_resized");
+    rc = MPI_Type_commit(&type);
+    if (rc != MPI_SUCCESS)
+      MPI_Type_free(&type);
+    check(rc, "MPI_Type_commit");
+    owned = true;
+    count = 1;
+  }
+  ~Pieces() {
+    if (owned)
+      MPI_Type_free(&type);
+  }
+  Pieces(const Pieces &) = delete;
+  Pieces &operator=(const Pieces &) = delete;
+
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int count = 0;
+
+private:
+  bool owned = false;
+};
+
+constexpr std::size_t kDefaultBucketBytes = 16u << 20;
+std::atomic<std::size_t> bucketBytes{kDefaultBucketBytes};
+
+/// Elements per block in one segment: the receive buffer of N blocks holds
+/// at most the bucket, at least one element per block, at most what an MPI
+/// count (int) can say.
+int64_t segmentLength(int worldSize, std::size_t elementBytes) {
+  std::size_t s = bucketBytes.load() / (std::size_t(worldSize) * elementBytes);
+  return static_cast<int64_t>(
+      std::clamp<std::size_t>(s, 1, static_cast<std::size_t>(INT_MAX)));
+}
+
+/// How many of the n elements from `start` lie below `length`.
+int64_t validLength(int64_t start, int64_t n, int64_t length) {
+  return std::clamp<int64_t>(length - start, 0, n);
+}
+
+void checkCount(int64_t count) {
+  if (count < 0)
+    throw Error("count = " + std::to_string(count) + " is negative");
+}
+
+void checkNotNull(const char *name, const void *ptr) {
+  if (!ptr)
+    throw Error(std::string(name) + " is NULL");
+}
+
+/// count * factor elements of `elementBytes` as a byte count, or an error.
+std::size_t byteSize(int64_t count, int64_t factor, std::size_t elementBytes) {
+  __int128 bytes = (__int128)count * factor * (__int128)elementBytes;
+  if (bytes > (__int128)(SIZE_MAX / 2))
+    throw Error("count = " + std::to_string(count) +
+                " is too large: the buffer size overflows");
+  return static_cast<std::size_t>(bytes);
+}
+
+uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
+bool overlap(const void *a, std::size_t aBytes, const void *b,
+             std::size_t bBytes) {
+  return addr(a) < addr(b) + bBytes && addr(b) < addr(a) + aBytes;
+}
+
+template <typename T> void combine(Op op, T &acc, T x) {
+  if (op == Op::Sum) {
+    acc += x;
+  } else if (acc == acc && (x != x || x > acc)) {
+    // Max: a NaN stays once it is there (the first in rank order wins),
+    // otherwise a strictly greater value replaces the accumulator.
+    acc = x;
+  }
+}
+
+/// dst[i] = recv[i] op recv[n + i] op ... op recv[(N-1)n + i] for i <
+/// valid: the received pieces of ranks 0..N-1, combined in rank order.
+template <typename T>
+void reduceInRankOrder(Op op, T *dst, int64_t valid, const T *recv, int64_t n,
+                       int worldSize) {
+  if (valid <= 0)
+    return;
+  std::memcpy(dst, recv, std::size_t(valid) * sizeof(T));
+  for (int r = 1; r < worldSize; ++r) {
+    const T *src = recv + r * n;
+    if (op == Op::Sum) {
+      for (int64_t i = 0; i < valid; ++i)
+        dst[i] += src[i];
+    } else {
+      for (int64_t i = 0; i < valid; ++i)
+        combine(op, dst[i], src[i]);
+    }
+  }
+}
+
+/// The live world for a collective: set up, and able to communicate if it
+/// has more than one rank. The caller holds w.mutex.
+World &worldForCollective(std::unique_lock<std::mutex> &lock) {
+  World &w = world();
+  lock = std::unique_lock<std::mutex>(w.mutex);
+  initLocked(w);
+  if (w.state.load() == State::Finalized && w.size.load() > 1)
+    throw Error("the MPI world was finalized by zrt_shutdown: no collective "
+                "over " +
+                std::to_string(w.size.load()) + " ranks can run after it");
+  return w;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
+  checkCount(count);
+  if (count == 0)
+    return 0;
+  checkNotNull("in", in);
+  checkNotNull("out", out);
+  std::size_t bytes = byteSize(count, 1, sizeof(T));
+  if (in != out && overlap(in, bytes, out, bytes))
+    throw Error("in and out overlap (in place needs out == in)");
+  std::unique_lock<std::mutex> lock;
+  World &w = worldForCollective(lock);
+  const int N = w.size.load(), q = w.rank.load();
+  if (N == 1) {
+    if (in != out)
+      std::memcpy(out, in, bytes);
+    return 0;
+  }
+  const MPI_Datatype element = mpiType<T>();
+  const int64_t L = count;
+  const int64_t c = (L + N - 1) / N; // block length of the padded buffer
+  const int64_t s = std::min(c, segmentLength(N, sizeof(T)));
+  const bool padded = c * N != L;
+  Scratch recv(byteSize(s, N, sizeof(T)));
+  Scratch pack(padded ? byteSize(s, N, sizeof(T)) : 0);
+  T *recvT = recv.as<T>(), *packT = pack.as<T>();
+
+  // A segment is exchanged straight from (to) the caller's buffer when no
+  // block's piece reaches into the padding.
+  auto direct = [&](int64_t j, int64_t n) { return (N - 1) * c + j + n <= L; };
+
+  // Reduce-scatter: rank q reduces block q, writing the valid part of it
+  // to out. With out == in, the piece written was sent in this segment and
+  // later segments read other pieces, so in place is safe.
+  for (int64_t j = 0; j < c; j += s) {
+    const int64_t n = std::min(s, c - j);
+    if (direct(j, n)) {
+      Pieces<T> pieces(n, c);
+      check(MPI_Alltoall(in + j, pieces.count, pieces.type, recvT,
+                         static_cast<int>(n), element, w.comm),
+            "MPI_Alltoall");
+    } else {
+      for (int r = 0; r < N; ++r) {
+        const int64_t start = r * c + j, v = validLength(start, n, L);
+        if (v > 0)
+          std::memcpy(packT + r * n, in + start, std::size_t(v) * sizeof(T));
+        std::fill(packT + r * n + v, packT + (r + 1) * n, T(0));
+      }
+      check(MPI_Alltoall(packT, static_cast<int>(n), element, recvT,
+                         static_cast<int>(n), element, w.comm),
+            "MPI_Alltoall");
+    }
+    const int64_t own = q * c + j;
+    const int64_t v = validLength(own, n, L);
+    if (v > 0)
+      reduceInRankOrder(op, out + own, v, recvT, n, N);
+  }
+
+  // All-gather of the reduced blocks, in place in out.
+  for (int64_t j = 0; j < c; j += s) {
+    const int64_t n = std::min(s, c - j);
+    if (direct(j, n)) {
+      Pieces<T> pieces(n, c);
+      check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + j,
+                          pieces.count, pieces.type, w.comm),
+            "MPI_Allgather");
+    } else {
+      const int64_t own = q * c + j, ownValid = validLength(own, n, L);
+      if (ownValid > 0)
+        std::memcpy(packT + q * n, out + own,
+                    std::size_t(ownValid) * sizeof(T));
+      std::fill(packT + q * n + ownValid, packT + (q + 1) * n, T(0));
+      check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packT,
+                          static_cast<int>(n), element, w.comm),
+            "MPI_Allgather");
+      for (int r = 0; r < N; ++r) {
+        const int64_t start = r * c + j, v = validLength(start, n, L);
+        if (r != q && v > 0)
+          std::memcpy(out + start, packT + r * n, std::size_t(v) * sizeof(T));
+      }
+    }
+  }
+  return 2 * uint64_t(N - 1) * uint64_t(c) * sizeof(T);
+}
+
+template <typename T>
+uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
+  checkCount(count);
+  if (count == 0)
+    return 0;
+  checkNotNull("in", in);
+  checkNotNull("out", out);
+  std::unique_lock<std::mutex> lock;
+  World &w = worldForCollective(lock);
+  const int N = w.size.load();
+  const std::size_t blockBytes = byteSize(count, 1, sizeof(T));
+  const std::size_t inBytes = byteSize(count, N, sizeof(T));
+  if (overlap(in, inBytes, out, blockBytes)) {
+    uintptr_t offset = addr(out) - addr(in);
+    if (addr(out) < addr(in) || offset % blockBytes != 0)
+      throw Error("out overlaps in other than at a block boundary (in place "
+                  "needs out == in + q * count, 0 <= q < N)");
+  }
+  if (N == 1) {
+    if (in != out)
+      std::memcpy(out, in, blockBytes);
+    return 0;
+  }
+  const MPI_Datatype element = mpiType<T>();
+  const int64_t c = count;
+  const int64_t s = std::min(c, segmentLength(N, sizeof(T)));
+  Scratch recv(byteSize(s, N, sizeof(T)));
+  T *recvT = recv.as<T>();
+  // With out == in + b*count, the piece written in a segment was sent in
+  // that segment; later segments read other pieces.
+  for (int64_t j = 0; j < c; j += s) {
+    const int64_t n = std::min(s, c - j);
+    Pieces<T> pieces(n, c);
+    check(MPI_Alltoall(in + j, pieces.count, pieces.type, recvT,
+                       static_cast<int>(n), element, w.comm),
+          "MPI_Alltoall");
+    reduceInRankOrder(Op::Sum, out + j, n, recvT, n, N);
+  }
+  return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
+}
+
+template <typename T>
+uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
+  checkCount(count);
+  if (count == 0)
+    return 0;
+  checkNotNull("in", in);
+  checkNotNull("out", out);
+  std::unique_lock<std::mutex> lock;
+  World &w = worldForCollective(lock);
+  const int N = w.size.load(), q = w.rank.load();
+  const std::size_t blockBytes = byteSize(count, 1, sizeof(T));
+  const std::size_t outBytes = byteSize(count, N, sizeof(T));
+  const bool inPlace = in == out + q * count;
+  if (!inPlace && overlap(in, blockBytes, out, outBytes))
+    throw Error("in and out overlap (in place needs in == out + rank * "
+                "count)");
+  if (N == 1) {
+    if (!inPlace)
+      std::memcpy(out, in, blockBytes);
+    return 0;
+  }
+  const MPI_Datatype element = mpiType<T>();
+  const int64_t c = count;
+  // No temporary: segments only keep counts within an int.
+  const int64_t s = std::min<int64_t>(c, INT_MAX);
+  for (int64_t j = 0; j < c; j += s) {
+    const int64_t n = std::min(s, c - j);
+    Pieces<T> pieces(n, c);
+    if (inPlace)
+      check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + j,
+                          pieces.count, pieces.type, w.comm),
+            "MPI_Allgather");
+    else
+      check(MPI_Allgather(in + j, static_cast<int>(n), element, out + j,
+                          pieces.count, pieces.type, w.comm),
+            "MPI_Allgather");
+  }
+  return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
+}
+
+template <typename T> uint64_t allReduceScalarImpl(Op op, T *value) {
+  std::unique_lock<std::mutex> lock;
+  World &w = worldForCollective(lock);
+  const int N = w.size.load();
+  if (N == 1)
+    return 0;
+  Scratch all(byteSize(N, 1, sizeof(T)));
+  T *allT = all.as<T>();
+  check(MPI_Allgather(value, 1, mpiType<T>(), allT, 1, mpiType<T>(), w.comm),
+        "MPI_Allgather");
+  T acc = allT[0];
+  for (int r = 1; r < N; ++r)
+    combine(op, acc, allT[r]);
+  *value = acc;
+  return uint64_t(N - 1) * sizeof(T);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Interface
+//===----------------------------------------------------------------------===//
+
+void initWorld() {
+  World &w = world();
+  // Once set up, rank and size are read without the lock, which a
+  // collective on another thread may hold for a long time.
+  if (w.state.load() != State::Uninitialized)
+    return;
+  std::lock_guard<std::mutex> lock(w.mutex);
+  initLocked(w);
+}
+
+void finalizeWorld() {
+  World &w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.state.load() != State::Mpi)
+    return;
+  MPI_Comm comm = w.comm;
+  w.comm = MPI_COMM_NULL;
+  bool owns = w.ownsMpi;
+  // An MPI the application initialized stays usable: the next call that
+  // needs the world duplicates MPI_COMM_WORLD again.
+  w.state.store(owns ? State::Finalized : State::Uninitialized);
+  check(MPI_Comm_free(&comm), "MPI_Comm_free");
+  if (owns)
+    check(MPI_Finalize(), "MPI_Finalize");
+}
+
+int rank() {
+  initWorld();
+  return world().rank.load();
+}
+
+int size() {
+  initWorld();
+  return world().size.load();
+}
+
+int currentRank() { return world().rank.load(); }
+int currentSize() { return world().size.load(); }
+
+void terminate(const char *line) noexcept {
+  if (line && *line) {
+    // One write, so that the lines of several failing ranks do not mix.
+    char newline = '\n';
+    struct iovec parts[2] = {{const_cast<char *>(line), std::strlen(line)},
+                             {&newline, 1}};
+    std::fflush(stderr);
+    ssize_t ignored = ::writev(STDERR_FILENO, parts, 2);
+    (void)ignored;
+  }
+  // Under MPI, MPI_Abort also for a world of one: a rank that exits
+  // without MPI_Finalize makes mpirun wait seconds before it gives up.
+  if (world().state.load() == State::Mpi)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+uint64_t allReduce(DType dtype, Op op, const void *in, void *out,
+                   int64_t count) {
+  if (dtype == DType::F32)
+    return allReduceImpl(op, static_cast<const float *>(in),
+                         static_cast<float *>(out), count);
+  return allReduceImpl(op, static_cast<const double *>(in),
+                       static_cast<double *>(out), count);
+}
+
+uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count) {
+  if (dtype == DType::F32)
+    return reduceScatterImpl(static_cast<const float *>(in),
+                             static_cast<float *>(out), count);
+  return reduceScatterImpl(static_cast<const double *>(in),
+                           static_cast<double *>(out), count);
+}
+
+uint64_t allGather(DType dtype, const void *in, void *out, int64_t count) {
+  if (dtype == DType::F32)
+    return allGatherImpl(static_cast<const float *>(in),
+                         static_cast<float *>(out), count);
+  return allGatherImpl(static_cast<const double *>(in),
+                       static_cast<double *>(out), count);
+}
+
+uint64_t allReduceScalar(DType dtype, Op op, void *value) {
+  if (dtype == DType::F32)
+    return allReduceScalarImpl(op, static_cast<float *>(value));
+  return allReduceScalarImpl(op, static_cast<double *>(value));
+}
+
+std::size_t setBucketBytes(std::size_t bytes) {
+  return bucketBytes.exchange(bytes ? bytes : kDefaultBucketBytes);
+}
+
+} // namespace comm
+} // namespace zero::runtime

@@ -1,0 +1,71 @@
+//===- Comm.h - zero-runtime world and collectives --------------*- C++ -*-===//
+//
+// The world of data-parallel ranks (MPI, or the process alone) and the
+// collectives runtime.h declares. Functions throw zero::runtime::Error for
+// invalid arguments and MPI errors; the C ABI layer (Runtime.cpp) catches
+// them and counts nothing for failed calls. No MPI type appears here, so
+// only Comm.cpp includes mpi.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_LIB_COMM_H
+#define ZERO_RUNTIME_LIB_COMM_H
+
+#include "Backend.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace zero::runtime {
+
+/// A temporary of the collectives: `bytes` from the runtime's allocator
+/// (Runtime.cpp), counted to ZRT_COMM, contents unspecified. Throws Error
+/// when memory is exhausted.
+void *allocateCommBuffer(std::size_t bytes);
+/// Frees a block from allocateCommBuffer. Never throws.
+void freeCommBuffer(void *ptr) noexcept;
+
+namespace comm {
+
+/// Sets the world up if that has not happened (runtime.h, "World and
+/// collectives"): uses an MPI the application initialized, initializes MPI
+/// when an MPI launcher started the process, or makes a world of one.
+void initWorld();
+
+/// zrt_shutdown: frees the runtime's communicator and, if the runtime
+/// initialized MPI, finalizes it (the world then stays at its size but can
+/// no longer communicate).
+void finalizeWorld();
+
+/// Rank and size, setting the world up if needed.
+int rank();
+int size();
+
+/// Size of the world as it is now, without setting it up (1 if it is not
+/// set up). For the fatal path, which must not start MPI.
+int currentSize();
+int currentRank();
+
+/// Writes `line` and a newline to stderr (nothing if empty) and ends the
+/// process: every rank with MPI_Abort if the world is on MPI, otherwise
+/// exit(1).
+[[noreturn]] void terminate(const char *line) noexcept;
+
+enum class Op { Sum, Max };
+
+/// The collectives of runtime.h, on validated-in-here arguments. Each
+/// returns the bytes this rank sent by runtime.h's formulas.
+uint64_t allReduce(DType dtype, Op op, const void *in, void *out,
+                   int64_t count);
+uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count);
+uint64_t allGather(DType dtype, const void *in, void *out, int64_t count);
+/// `value` points to one element and receives the result.
+uint64_t allReduceScalar(DType dtype, Op op, void *value);
+
+/// zrt_set_comm_bucket_bytes (0: the default). Returns the previous value.
+std::size_t setBucketBytes(std::size_t bytes);
+
+} // namespace comm
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_LIB_COMM_H

@@ -1,0 +1,237 @@
+//===- RuntimeCommTest.cpp - Collectives in a world of one ----------------===//
+//
+// The collectives' C ABI without mpirun: the world is this process alone,
+// collectives are copies that send 0 bytes and allocate nothing, and
+// invalid arguments go to the fatal handler. Worlds of 2 and 4 ranks are
+// tested under mpirun by collectives-test.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+extern "C" {
+size_t zrt_c99_sizeof_comm_stats(void);
+size_t zrt_c99_offsetof_comm_stats_seconds(void);
+int zrt_c99_comm_smoke(void);
+}
+
+using namespace zero::runtime::test;
+
+namespace {
+
+using RuntimeComm = RuntimeFixture;
+
+template <typename T> bool sameBits(const std::vector<T> &a,
+                                    const std::vector<T> &b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+/// Values whose bits a copy must keep: signed zeros, a NaN with payload,
+/// infinities, a denormal.
+template <typename T> std::vector<T> specialValues() {
+  return {T(1.5),
+          T(-0.0),
+          T(0.0),
+          std::numeric_limits<T>::quiet_NaN(),
+          -std::numeric_limits<T>::infinity(),
+          std::numeric_limits<T>::denorm_min(),
+          T(-3.25)};
+}
+
+/// Every kind of collective was called `calls` times, with 0 bytes.
+void expectCalls(uint64_t allReduce, uint64_t reduceScatter, uint64_t allGather,
+                 uint64_t scalar) {
+  zrt_comm_stats s = commStats();
+  EXPECT_EQ(s.calls[ZRT_ALL_REDUCE], allReduce);
+  EXPECT_EQ(s.calls[ZRT_REDUCE_SCATTER], reduceScatter);
+  EXPECT_EQ(s.calls[ZRT_ALL_GATHER], allGather);
+  EXPECT_EQ(s.calls[ZRT_SCALAR_ALL_REDUCE], scalar);
+  for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k) {
+    EXPECT_EQ(s.bytes_sent[k], 0u) << zrt_collective_name(zrt_collective(k));
+    EXPECT_GE(s.seconds[k], 0.0);
+  }
+}
+
+// Without an MPI launcher the world is this process alone, and MPI is not
+// started.
+TEST_F(RuntimeComm, WorldOfOneWithoutMpirun) {
+  EXPECT_EQ(zrt_world_rank(), 0);
+  EXPECT_EQ(zrt_world_size(), 1);
+}
+
+TEST_F(RuntimeComm, CollectiveNames) {
+  EXPECT_STREQ(zrt_collective_name(ZRT_ALL_REDUCE), "all_reduce");
+  EXPECT_STREQ(zrt_collective_name(ZRT_REDUCE_SCATTER), "reduce_scatter");
+  EXPECT_STREQ(zrt_collective_name(ZRT_ALL_GATHER), "all_gather");
+  EXPECT_STREQ(zrt_collective_name(ZRT_SCALAR_ALL_REDUCE),
+               "scalar_all_reduce");
+  EXPECT_STREQ(zrt_collective_name(ZRT_NUM_COLLECTIVES), "unknown");
+  EXPECT_STREQ(zrt_collective_name(static_cast<zrt_collective>(-1)),
+               "unknown");
+}
+
+// In a world of one every collective copies x_0 bit for bit (the reduction
+// starts from x_0, not from an identity that would turn -0.0 into +0.0),
+// out of place and in place, sends nothing and allocates nothing.
+TEST_F(RuntimeComm, CollectivesAreCopies) {
+  const std::vector<float> in = specialValues<float>();
+  const int64_t n = static_cast<int64_t>(in.size());
+  std::vector<float> out(in.size(), 7.0f);
+  zrt_all_reduce_sum_f32(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  out.assign(in.size(), 7.0f);
+  zrt_all_reduce_max_f32(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  out.assign(in.size(), 7.0f);
+  zrt_reduce_scatter_sum_f32(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  out.assign(in.size(), 7.0f);
+  zrt_all_gather_f32(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+
+  std::vector<float> buffer = in;
+  zrt_all_reduce_sum_f32(buffer.data(), buffer.data(), n);
+  zrt_reduce_scatter_sum_f32(buffer.data(), buffer.data(), n);
+  zrt_all_gather_f32(buffer.data(), buffer.data(), n);
+  EXPECT_TRUE(sameBits(buffer, in));
+  expectCalls(3, 2, 2, 0);
+  EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
+  EXPECT_EQ(memoryStats().num_allocs, start.num_allocs);
+}
+
+TEST_F(RuntimeComm, CollectivesAreCopiesF64) {
+  const std::vector<double> in = specialValues<double>();
+  const int64_t n = static_cast<int64_t>(in.size());
+  std::vector<double> out(in.size(), 7.0);
+  zrt_all_reduce_sum_f64(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  out.assign(in.size(), 7.0);
+  zrt_all_reduce_max_f64(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  out.assign(in.size(), 7.0);
+  zrt_reduce_scatter_sum_f64(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  out.assign(in.size(), 7.0);
+  zrt_all_gather_f64(in.data(), out.data(), n);
+  EXPECT_TRUE(sameBits(out, in));
+  expectCalls(2, 1, 1, 0);
+  EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
+}
+
+// Scalars come back unchanged (bits included) and count apart.
+TEST_F(RuntimeComm, ScalarsReturnTheValue) {
+  float negZero = zrt_all_reduce_scalar_sum_f32(-0.0f);
+  EXPECT_TRUE(std::signbit(negZero) && negZero == 0.0f);
+  EXPECT_EQ(zrt_all_reduce_scalar_sum_f32(2.5f), 2.5f);
+  EXPECT_EQ(zrt_all_reduce_scalar_max_f32(-1.0f), -1.0f);
+  EXPECT_EQ(zrt_all_reduce_scalar_sum_f64(0.1), 0.1);
+  EXPECT_TRUE(std::isnan(zrt_all_reduce_scalar_max_f64(
+      std::numeric_limits<double>::quiet_NaN())));
+  expectCalls(0, 0, 0, 5);
+  EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
+}
+
+// count == 0 does nothing, accepts NULL buffers, and is still a call.
+TEST_F(RuntimeComm, CountZeroIsANoOp) {
+  zrt_all_reduce_sum_f32(nullptr, nullptr, 0);
+  zrt_all_reduce_max_f64(nullptr, nullptr, 0);
+  zrt_reduce_scatter_sum_f32(nullptr, nullptr, 0);
+  zrt_all_gather_f64(nullptr, nullptr, 0);
+  expectCalls(2, 1, 1, 0);
+}
+
+// Invalid arguments go to the fatal handler and are not counted.
+TEST_F(RuntimeComm, InvalidArgumentsAreFatal) {
+  float buffer[8] = {};
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_all_reduce_sum_f32(buffer, buffer, -1);
+            }),
+            "zrt_all_reduce_sum_f32: count = -1 is negative");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_all_gather_f32(nullptr, buffer, 2);
+            }),
+            "zrt_all_gather_f32: in is NULL");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_reduce_scatter_sum_f32(buffer, nullptr, 2);
+            }),
+            "zrt_reduce_scatter_sum_f32: out is NULL");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_all_reduce_max_f32(buffer, buffer + 1, 4);
+            }),
+            "zrt_all_reduce_max_f32: in and out overlap (in place needs out "
+            "== in)");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_reduce_scatter_sum_f32(buffer + 1, buffer, 4);
+            }),
+            "zrt_reduce_scatter_sum_f32: out overlaps in other than at a "
+            "block boundary (in place needs out == in + q * count, 0 <= q < "
+            "N)");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_all_gather_f32(buffer + 2, buffer, 4);
+            }),
+            "zrt_all_gather_f32: in and out overlap (in place needs in == "
+            "out + rank * count)");
+  EXPECT_CONTAINS(fatalMessageOf([&] {
+                    zrt_all_reduce_sum_f64(reinterpret_cast<double *>(buffer),
+                                           reinterpret_cast<double *>(buffer),
+                                           INT64_MAX / 2);
+                  }),
+                  "the buffer size overflows");
+  expectCalls(0, 0, 0, 0);
+}
+
+// The comm bucket setter returns the previous value; 0 is the default.
+TEST_F(RuntimeComm, BucketSetting) {
+  EXPECT_EQ(zrt_set_comm_bucket_bytes(4096), size_t(16) << 20);
+  EXPECT_EQ(zrt_set_comm_bucket_bytes(1), 4096u);
+  EXPECT_EQ(zrt_set_comm_bucket_bytes(0), 1u);
+  EXPECT_EQ(zrt_set_comm_bucket_bytes(0), size_t(16) << 20);
+}
+
+TEST_F(RuntimeComm, ResetClearsCounters) {
+  float x = 1.0f;
+  zrt_all_reduce_sum_f32(&x, &x, 1);
+  zrt_all_reduce_scalar_sum_f32(x);
+  EXPECT_EQ(commStats().calls[ZRT_ALL_REDUCE], 1u);
+  zrt_reset_comm_stats();
+  expectCalls(0, 0, 0, 0);
+  zrt_get_comm_stats(nullptr); // a no-op
+}
+
+// Without MPI, shutting down keeps the world of one working.
+TEST_F(RuntimeComm, ShutdownKeepsWorldOfOne) {
+  zrt_shutdown();
+  EXPECT_EQ(zrt_world_size(), 1);
+  float in = 3.0f, out = 0.0f;
+  zrt_all_reduce_sum_f32(&in, &out, 1);
+  EXPECT_EQ(out, 3.0f);
+  ASSERT_EQ(zrt_init("cpu", 1), 0) << zrt_last_error();
+  EXPECT_EQ(zrt_world_size(), 1);
+}
+
+// zrt_abort prints the driver's line verbatim and exits with status 1
+// (without MPI there is no other rank to end).
+TEST_F(RuntimeComm, AbortPrintsTheLineAndExits1) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(zrt_abort("zero-run: error: cannot read 'x.bin'"),
+              ::testing::ExitedWithCode(1),
+              "^zero-run: error: cannot read 'x.bin'\n$");
+  EXPECT_EXIT(zrt_abort(nullptr), ::testing::ExitedWithCode(1), "^$");
+}
+
+// runtime.h compiled as C99 sees the same layout and works from C.
+TEST_F(RuntimeComm, C99ClientAgrees) {
+  EXPECT_EQ(zrt_c99_sizeof_comm_stats(), sizeof(zrt_comm_stats));
+  EXPECT_EQ(zrt_c99_offsetof_comm_stats_seconds(),
+            offsetof(zrt_comm_stats, seconds));
+  EXPECT_EQ(sizeof(zrt_comm_stats), 3 * ZRT_NUM_COLLECTIVES * 8u);
+  EXPECT_EQ(zrt_c99_comm_smoke(), 0);
+}
+
+} // namespace

@@ -1,0 +1,543 @@
+//===- collectives-test.cpp - The collectives under mpirun ----------------===//
+//
+// A plain MPI program (through the runtime's C ABI only) that ctest runs
+// under mpirun with 1, 2 and 4 ranks, and once without mpirun.
+//
+//   collectives-test check N   checks every collective against references
+//                              that every rank computes itself, and that
+//                              the world has N ranks; exits 0 if all pass
+//   collectives-test abort     the last rank calls zrt_abort while the
+//                              others wait in an all-reduce
+//   collectives-test fatal     the last rank makes an invalid GEMM call
+//                              (default fatal handler) while the others wait
+//   collectives-test mpi-error the ranks call an all-gather with different
+//                              counts: MPI reports truncation to the fatal
+//                              handler
+//
+// The failure modes must end every rank with a non-zero exit status and
+// must not hang; expect-abort.sh checks that.
+//
+// Data: x_r[i], the buffer of rank r, is a pseudo-random value of wide
+// dynamic range (exponents -24..23, both signs, some signed zeros), so the
+// order of a floating-point sum changes its last bits; the reference is
+// computed in rank order, ((x_0 + x_1) + x_2) + ..., and results must match
+// it bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+int rank = 0, worldSize = 1;
+int failures = 0;
+int checks = 0;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    ++checks;                                                                  \
+    if (!(cond)) {                                                             \
+      ++failures;                                                              \
+      std::fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank,         \
+                   __FILE__, __LINE__, #cond);                                 \
+      std::fprintf(stderr, __VA_ARGS__);                                       \
+      std::fputc('\n', stderr);                                                \
+    }                                                                          \
+  } while (0)
+
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/// x_r[i] of data set `salt`.
+template <typename T> T value(int r, int64_t i, uint64_t salt) {
+  uint64_t h = mix(mix(salt) ^ (uint64_t(r) << 48) ^ uint64_t(i));
+  if (h % 97 == 0)
+    return (h >> 8) & 1 ? T(-0.0) : T(0.0);
+  double mantissa = 1.0 + double(h >> 12) / double(1ull << 52);
+  double v = std::ldexp(mantissa, int((h >> 1) % 48) - 24);
+  return T(h & 1 ? -v : v);
+}
+
+template <typename T> std::vector<T> data(int r, int64_t n, uint64_t salt) {
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = value<T>(r, i, salt);
+  return v;
+}
+
+/// The reference combiner (runtime.h: max keeps the first NaN in rank
+/// order, else the first of equal values).
+template <typename T> T combine(bool isMax, T acc, T x) {
+  if (!isMax)
+    return acc + x;
+  if (std::isnan(acc))
+    return acc;
+  return std::isnan(x) || x > acc ? x : acc;
+}
+
+/// The reduction of x_0..x_{N-1} in rank order.
+template <typename T>
+std::vector<T> reference(int64_t n, uint64_t salt, bool isMax = false) {
+  std::vector<T> acc = data<T>(0, n, salt);
+  for (int r = 1; r < worldSize; ++r) {
+    std::vector<T> x = data<T>(r, n, salt);
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = combine(isMax, acc[i], x[i]);
+  }
+  return acc;
+}
+
+/// Index of the first element whose bits differ, or -1.
+template <typename T> int64_t firstDifference(const T *a, const T *b,
+                                              int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (std::memcmp(a + i, b + i, sizeof(T)) != 0)
+      return i;
+  return -1;
+}
+
+template <typename T> const char *typeName() {
+  return sizeof(T) == 4 ? "f32" : "f64";
+}
+
+/// A value no collective produces, to see what was (not) written.
+template <typename T> T sentinel() {
+  return std::numeric_limits<T>::quiet_NaN();
+}
+
+zrt_comm_stats commStats() {
+  zrt_comm_stats s;
+  zrt_get_comm_stats(&s);
+  return s;
+}
+
+zrt_memory_stats memoryStats() {
+  zrt_memory_stats s;
+  zrt_get_memory_stats(&s);
+  return s;
+}
+
+std::size_t bucketBytes = 0; // 0: the default
+constexpr std::size_t kDefaultBucket = 16u << 20;
+
+/// s of runtime.h's "Temporary memory" for block length c.
+int64_t segment(int64_t c, std::size_t b) {
+  std::size_t bucket = bucketBytes ? bucketBytes : kDefaultBucket;
+  int64_t s = static_cast<int64_t>(bucket / (std::size_t(worldSize) * b));
+  if (s < 1)
+    s = 1;
+  return s < c ? s : c;
+}
+
+/// Runs one collective call and checks what runtime.h promises about its
+/// counters and memory: one call of `kind`, exactly `bytes` sent, a ZRT_COMM
+/// peak of exactly `scratch` bytes, nothing left allocated.
+template <typename Fn>
+void counted(const char *what, zrt_collective kind, uint64_t bytes,
+             uint64_t scratch, Fn &&fn) {
+  zrt_reset_peaks();
+  zrt_comm_stats before = commStats();
+  fn();
+  zrt_comm_stats after = commStats();
+  zrt_memory_stats mem = memoryStats();
+  for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k) {
+    uint64_t calls = after.calls[k] - before.calls[k];
+    uint64_t sent = after.bytes_sent[k] - before.bytes_sent[k];
+    CHECK(calls == (k == kind ? 1u : 0u), "%s: %llu calls of %s", what,
+          (unsigned long long)calls,
+          zrt_collective_name(static_cast<zrt_collective>(k)));
+    CHECK(sent == (k == kind ? bytes : 0u), "%s: %llu bytes sent as %s, "
+          "expected %llu", what, (unsigned long long)sent,
+          zrt_collective_name(static_cast<zrt_collective>(k)),
+          (unsigned long long)(k == kind ? bytes : 0u));
+    CHECK(after.seconds[k] >= before.seconds[k], "%s: time went back", what);
+  }
+  CHECK(mem.current[ZRT_COMM] == 0, "%s: %llu comm bytes left", what,
+        (unsigned long long)mem.current[ZRT_COMM]);
+  CHECK(mem.peak[ZRT_COMM] == scratch, "%s: comm peak %llu, expected %llu",
+        what, (unsigned long long)mem.peak[ZRT_COMM],
+        (unsigned long long)scratch);
+}
+
+//===----------------------------------------------------------------------===//
+// The collectives by type
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct Api;
+template <> struct Api<float> {
+  static constexpr auto allReduceSum = zrt_all_reduce_sum_f32;
+  static constexpr auto allReduceMax = zrt_all_reduce_max_f32;
+  static constexpr auto reduceScatter = zrt_reduce_scatter_sum_f32;
+  static constexpr auto allGather = zrt_all_gather_f32;
+  static constexpr auto scalarSum = zrt_all_reduce_scalar_sum_f32;
+  static constexpr auto scalarMax = zrt_all_reduce_scalar_max_f32;
+};
+template <> struct Api<double> {
+  static constexpr auto allReduceSum = zrt_all_reduce_sum_f64;
+  static constexpr auto allReduceMax = zrt_all_reduce_max_f64;
+  static constexpr auto reduceScatter = zrt_reduce_scatter_sum_f64;
+  static constexpr auto allGather = zrt_all_gather_f64;
+  static constexpr auto scalarSum = zrt_all_reduce_scalar_sum_f64;
+  static constexpr auto scalarMax = zrt_all_reduce_scalar_max_f64;
+};
+
+std::string label(const char *op, const char *type, int64_t count,
+                  const char *variant) {
+  return std::string(op) + "_" + type + "(count " + std::to_string(count) +
+         ", bucket " + std::to_string(bucketBytes) + ", " + variant + ")";
+}
+
+/// A quiet NaN with payload `payload`, to tell NaNs apart.
+template <typename T> T nanWithPayload(unsigned payload) {
+  T v = std::numeric_limits<T>::quiet_NaN();
+  if constexpr (sizeof(T) == 4) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    bits |= payload;
+    std::memcpy(&v, &bits, 4);
+  } else {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    bits |= payload;
+    std::memcpy(&v, &bits, 8);
+  }
+  return v;
+}
+
+/// x_r with NaNs for the max: at 4 a different NaN on every rank (rank 0's
+/// must win), at 5 one on the last rank only.
+template <typename T>
+std::vector<T> maxData(int r, int64_t n, uint64_t salt) {
+  std::vector<T> x = data<T>(r, n, salt);
+  if (n > 5) {
+    x[4] = nanWithPayload<T>(unsigned(r) + 1);
+    if (r == worldSize - 1)
+      x[5] = nanWithPayload<T>(77);
+  }
+  return x;
+}
+
+/// All-reduce (sum and max), out of place and in place, against the
+/// reference; counts need not be multiples of N.
+template <typename T> void checkAllReduce(int64_t count, uint64_t salt) {
+  const int N = worldSize;
+  const int64_t c = (count + N - 1) / N;
+  const uint64_t bytes =
+      N > 1 ? 2 * uint64_t(N - 1) * uint64_t(c) * sizeof(T) : 0;
+  const uint64_t scratch =
+      N > 1 && count > 0
+          ? uint64_t(N) * segment(c, sizeof(T)) * sizeof(T) *
+                (count % N ? 2 : 1)
+          : 0;
+  for (bool isMax : {false, true}) {
+    const char *op = isMax ? "all_reduce_max" : "all_reduce_sum";
+    auto fn = isMax ? Api<T>::allReduceMax : Api<T>::allReduceSum;
+    std::vector<T> in = isMax ? maxData<T>(rank, count, salt)
+                              : data<T>(rank, count, salt);
+    std::vector<T> ref = isMax ? maxData<T>(0, count, salt)
+                               : data<T>(0, count, salt);
+    for (int r = 1; r < N; ++r) {
+      std::vector<T> x = isMax ? maxData<T>(r, count, salt)
+                               : data<T>(r, count, salt);
+      for (int64_t i = 0; i < count; ++i)
+        ref[i] = combine(isMax, ref[i], x[i]);
+    }
+    const std::vector<T> original = in;
+    std::vector<T> out(in.size(), sentinel<T>());
+    std::string what = label(op, typeName<T>(), count, "out of place");
+    counted(what.c_str(), ZRT_ALL_REDUCE, bytes, scratch,
+            [&] { fn(in.data(), out.data(), count); });
+    int64_t bad = firstDifference(out.data(), ref.data(), count);
+    CHECK(bad < 0, "%s: element %lld is %.17g, expected %.17g", what.c_str(),
+          (long long)bad, bad < 0 ? 0.0 : double(out[bad]),
+          bad < 0 ? 0.0 : double(ref[bad]));
+    CHECK(firstDifference(in.data(), original.data(), count) < 0,
+          "%s: in was modified", what.c_str());
+
+    what = label(op, typeName<T>(), count, "in place");
+    counted(what.c_str(), ZRT_ALL_REDUCE, bytes, scratch,
+            [&] { fn(in.data(), in.data(), count); });
+    bad = firstDifference(in.data(), ref.data(), count);
+    CHECK(bad < 0, "%s: element %lld is %.17g, expected %.17g", what.c_str(),
+          (long long)bad, bad < 0 ? 0.0 : double(in[bad]),
+          bad < 0 ? 0.0 : double(ref[bad]));
+  }
+}
+
+/// Reduce-scatter out of place and in place (own block, block 0, another
+/// rank's block).
+template <typename T> void checkReduceScatter(int64_t count, uint64_t salt) {
+  const int N = worldSize;
+  const uint64_t bytes = uint64_t(N - 1) * uint64_t(count) * sizeof(T);
+  const uint64_t scratch =
+      N > 1 && count > 0 ? uint64_t(N) * segment(count, sizeof(T)) * sizeof(T)
+                         : 0;
+  const std::vector<T> x = data<T>(rank, count * N, salt);
+  const std::vector<T> ref = reference<T>(count * N, salt);
+  const T *mine = ref.data() + rank * count;
+
+  std::vector<T> out(count, sentinel<T>());
+  std::string what = label("reduce_scatter_sum", typeName<T>(), count,
+                           "out of place");
+  counted(what.c_str(), ZRT_REDUCE_SCATTER, bytes, scratch,
+          [&] { Api<T>::reduceScatter(x.data(), out.data(), count); });
+  int64_t bad = firstDifference(out.data(), mine, count);
+  CHECK(bad < 0, "%s: element %lld differs", what.c_str(), (long long)bad);
+
+  for (int q : {rank, 0, (rank + 1) % N}) {
+    std::vector<T> in = x;
+    what = label("reduce_scatter_sum", typeName<T>(), count,
+                 ("in place at block " + std::to_string(q)).c_str());
+    counted(what.c_str(), ZRT_REDUCE_SCATTER, bytes, scratch, [&] {
+      Api<T>::reduceScatter(in.data(), in.data() + q * count, count);
+    });
+    bad = firstDifference(in.data() + q * count, mine, count);
+    CHECK(bad < 0, "%s: element %lld differs", what.c_str(), (long long)bad);
+  }
+}
+
+/// All-gather out of place and in place.
+template <typename T> void checkAllGather(int64_t count, uint64_t salt) {
+  const int N = worldSize;
+  const uint64_t bytes = uint64_t(N - 1) * uint64_t(count) * sizeof(T);
+  std::vector<T> expected;
+  for (int r = 0; r < N; ++r) {
+    std::vector<T> block = data<T>(r, count, salt);
+    expected.insert(expected.end(), block.begin(), block.end());
+  }
+  const std::vector<T> in = data<T>(rank, count, salt);
+
+  std::vector<T> out(count * N, sentinel<T>());
+  std::string what = label("all_gather", typeName<T>(), count, "out of place");
+  counted(what.c_str(), ZRT_ALL_GATHER, bytes, 0,
+          [&] { Api<T>::allGather(in.data(), out.data(), count); });
+  int64_t bad = firstDifference(out.data(), expected.data(), count * N);
+  CHECK(bad < 0, "%s: element %lld differs", what.c_str(), (long long)bad);
+
+  std::vector<T> buffer(count * N, sentinel<T>());
+  std::copy(in.begin(), in.end(), buffer.begin() + rank * count);
+  what = label("all_gather", typeName<T>(), count, "in place");
+  counted(what.c_str(), ZRT_ALL_GATHER, bytes, 0, [&] {
+    Api<T>::allGather(buffer.data() + rank * count, buffer.data(), count);
+  });
+  bad = firstDifference(buffer.data(), expected.data(), count * N);
+  CHECK(bad < 0, "%s: element %lld differs", what.c_str(), (long long)bad);
+}
+
+/// all_reduce == all_gather(reduce_scatter), bit for bit, on N*count
+/// elements; and (N >= 3) the data make the order of the sum matter.
+template <typename T> void checkComposition(int64_t count, uint64_t salt) {
+  const int N = worldSize;
+  const std::vector<T> x = data<T>(rank, count * N, salt);
+  std::vector<T> reduced(count * N), shard(count), gathered(count * N);
+  Api<T>::allReduceSum(x.data(), reduced.data(), count * N);
+  Api<T>::reduceScatter(x.data(), shard.data(), count);
+  Api<T>::allGather(shard.data(), gathered.data(), count);
+  int64_t bad = firstDifference(reduced.data(), gathered.data(), count * N);
+  CHECK(bad < 0,
+        "all_reduce != all_gather(reduce_scatter) (%s, count %lld): element "
+        "%lld",
+        typeName<T>(), (long long)count, (long long)bad);
+  if (N >= 3 && count * N >= 1000) {
+    // The reverse order gives other bits somewhere: the checks above
+    // really pin the order down.
+    int64_t differing = 0;
+    for (int64_t i = 0; i < count * N; ++i) {
+      T backward = value<T>(N - 1, i, salt);
+      for (int r = N - 2; r >= 0; --r)
+        backward += value<T>(r, i, salt);
+      differing += std::memcmp(&backward, &reduced[i], sizeof(T)) != 0;
+    }
+    CHECK(differing > 0, "%s: the order of the sum never matters",
+          typeName<T>());
+  }
+}
+
+/// Scalars equal the count-1 all-reduce bit for bit and count apart.
+template <typename T> void checkScalars(uint64_t salt) {
+  const int N = worldSize;
+  const uint64_t bytes = uint64_t(N - 1) * sizeof(T);
+  const uint64_t scratch = N > 1 ? uint64_t(N) * sizeof(T) : 0;
+  for (bool isMax : {false, true}) {
+    T v = value<T>(rank, 0, salt);
+    T expected = reference<T>(1, salt, isMax)[0];
+    T vector = T(0);
+    (isMax ? Api<T>::allReduceMax : Api<T>::allReduceSum)(&v, &vector, 1);
+    T result = T(0);
+    std::string what = std::string("scalar ") + (isMax ? "max " : "sum ") +
+                       typeName<T>();
+    counted(what.c_str(), ZRT_SCALAR_ALL_REDUCE, bytes, scratch, [&] {
+      result = (isMax ? Api<T>::scalarMax : Api<T>::scalarSum)(v);
+    });
+    CHECK(std::memcmp(&result, &expected, sizeof(T)) == 0,
+          "%s: %.17g, expected %.17g", what.c_str(), double(result),
+          double(expected));
+    CHECK(std::memcmp(&result, &vector, sizeof(T)) == 0,
+          "%s: %.17g, but the count-1 all-reduce gives %.17g", what.c_str(),
+          double(result), double(vector));
+  }
+}
+
+template <typename T> void checkType() {
+  const int N = worldSize;
+  uint64_t salt = sizeof(T);
+  // Every bucket: the default (one segment), one element per block per
+  // segment, and five elements (several segments, the last one short).
+  for (std::size_t bucket :
+       {std::size_t(0), std::size_t(1), std::size_t(5) * N * sizeof(T)}) {
+    zrt_set_comm_bucket_bytes(bucket);
+    bucketBytes = bucket;
+    std::vector<int64_t> counts = {0, 1, 2, 3, N - 1, N, N + 1, 7, 64, 65};
+    if (bucket != 1)
+      counts.insert(counts.end(), {1000, 1001, 4099});
+    for (int64_t count : counts) {
+      if (count < 0)
+        continue;
+      ++salt;
+      checkAllReduce<T>(count, salt);
+      checkReduceScatter<T>(count, salt);
+      checkAllGather<T>(count, salt);
+      checkComposition<T>(count, salt);
+    }
+  }
+  // Large buffers in the default bucket and in a 64 KiB one (segments
+  // through MPI datatypes, a padded last segment).
+  for (std::size_t bucket : {std::size_t(0), std::size_t(64) << 10}) {
+    zrt_set_comm_bucket_bytes(bucket);
+    bucketBytes = bucket;
+    checkAllReduce<T>(100003, ++salt);
+    checkReduceScatter<T>(25001, ++salt);
+    checkAllGather<T>(25001, ++salt);
+  }
+  zrt_set_comm_bucket_bytes(0);
+  bucketBytes = 0;
+  checkScalars<T>(++salt);
+}
+
+struct Failure {
+  std::string message;
+};
+
+[[noreturn]] void throwingHandler(const char *message) {
+  throw Failure{message};
+}
+
+int runChecks(int expectedSize) {
+  CHECK(worldSize == expectedSize, "world of %d ranks, expected %d", worldSize,
+        expectedSize);
+  CHECK(rank >= 0 && rank < worldSize, "rank %d", rank);
+  CHECK(std::strcmp(zrt_collective_name(ZRT_ALL_REDUCE), "all_reduce") == 0,
+        "name");
+
+  // The ranks agree on who is who.
+  double me = rank;
+  std::vector<double> ranks(worldSize, -1.0);
+  zrt_all_gather_f64(&me, ranks.data(), 1);
+  for (int r = 0; r < worldSize; ++r)
+    CHECK(ranks[r] == r, "all-gathered rank %d is %g", r, ranks[r]);
+
+  checkType<float>();
+  checkType<double>();
+
+  zrt_comm_stats total = commStats();
+  if (worldSize == 1)
+    for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k)
+      CHECK(total.bytes_sent[k] == 0, "a world of one sent %llu bytes",
+            (unsigned long long)total.bytes_sent[k]);
+  zrt_reset_comm_stats();
+  total = commStats();
+  CHECK(total.calls[ZRT_ALL_REDUCE] == 0 && total.seconds[ZRT_ALL_REDUCE] == 0,
+        "reset");
+
+  zrt_shutdown();
+
+  // After zrt_shutdown finalized MPI, a collective over more than one rank
+  // is a fatal error (not a crash); a world of one still copies.
+  zrt_set_fatal_handler(throwingHandler);
+  std::string message = "<none>";
+  float a = 1.0f, b = 0.0f;
+  try {
+    zrt_all_reduce_sum_f32(&a, &b, 1);
+  } catch (const Failure &f) {
+    message = f.message;
+  }
+  zrt_set_fatal_handler(nullptr);
+  if (worldSize > 1)
+    CHECK(message.find("finalized by zrt_shutdown") != std::string::npos,
+          "after shutdown: %s", message.c_str());
+  else
+    CHECK(message == "<none>" && b == 1.0f, "after shutdown: %s",
+          message.c_str());
+  CHECK(zrt_world_size() == worldSize && zrt_world_rank() == rank,
+        "the world changed after shutdown");
+
+  if (failures)
+    std::fprintf(stderr, "rank %d of %d: %d of %d checks failed\n", rank,
+                 worldSize, failures, checks);
+  else if (rank == 0)
+    std::printf("collectives-test: %d ranks: all %d checks passed\n",
+                worldSize, checks);
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (zrt_init("cpu", 1) != 0) {
+    std::fprintf(stderr, "collectives-test: zrt_init: %s\n", zrt_last_error());
+    return 1;
+  }
+  rank = zrt_world_rank();
+  worldSize = zrt_world_size();
+  const bool last = rank == worldSize - 1;
+
+  if (mode == "check" && argc == 3)
+    return runChecks(std::atoi(argv[2]));
+
+  if (mode == "abort") {
+    if (last) {
+      std::string message = "collectives-test: rank " + std::to_string(rank) +
+                            " gives up";
+      zrt_abort(message.c_str());
+    }
+    float x = 1.0f;
+    zrt_all_reduce_sum_f32(&x, &x, 1); // waits for the rank that gave up
+    std::fprintf(stderr, "rank %d: the all-reduce returned\n", rank);
+    return 0;
+  }
+  if (mode == "fatal") {
+    if (last)
+      zrt_gemm_f32(-1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
+    float x = 1.0f;
+    zrt_all_reduce_sum_f32(&x, &x, 1);
+    std::fprintf(stderr, "rank %d: the all-reduce returned\n", rank);
+    return 0;
+  }
+  if (mode == "mpi-error") {
+    // Rank 0 expects 4 elements per rank, the others send 8.
+    const int64_t count = rank == 0 ? 4 : 8;
+    std::vector<float> in(count, 1.0f), out(count * worldSize);
+    zrt_all_gather_f32(in.data(), out.data(), count);
+    zrt_all_gather_f32(in.data(), out.data(), count);
+    std::fprintf(stderr, "rank %d: the all-gathers returned\n", rank);
+    zrt_shutdown();
+    return 0;
+  }
+  std::fprintf(stderr,
+               "usage: collectives-test check N | abort | fatal | mpi-error\n");
+  return 2;
+}
