@@ -11,7 +11,10 @@
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -42,16 +45,18 @@ struct ZeroPrepareBufferizationPass
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (!hasRole(fn) || fn.isExternal())
         continue;
-      bool isOptimizer =
-          fn->getAttrOfType<StringAttr>(
-                ZeroDialect::RoleAttrHelper::getNameStr())
-              .getValue() == "optimizer";
+      // The optimizer and zero-partition's train_step update parameters
+      // and states.
+      StringRef role = fn->getAttrOfType<StringAttr>(
+                             ZeroDialect::RoleAttrHelper::getNameStr())
+                           .getValue();
+      bool isUpdater = role == "optimizer" || role == "train_step";
       for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
         if (!isa<TensorType>(fn.getArgument(i).getType()))
           continue;
         // Only the optimizer's parameters and states are updated in place.
         bool inPlace =
-            isOptimizer &&
+            isUpdater &&
             (fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) ||
              fn.getArgAttr(i, ZeroDialect::StateAttrHelper::getNameStr()));
         fn.setArgAttr(i, writable, BoolAttr::get(ctx, inPlace));

@@ -48,6 +48,7 @@ void zero::registerZeroDialects(DialectRegistry &registry) {
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  registerShardBufferizationModels(registry);
 }
 
 void zero::registerZeroPassesAndPipelines() {

@@ -11,6 +11,8 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "RuntimeCalls.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -44,36 +46,6 @@ bool hasContiguousRows(Type type) {
   return strides.back() == 1;
 }
 
-/// A pointer to the first element of `memref` and its strides (as i64).
-struct BufferView {
-  Value ptr;
-  SmallVector<Value> sizes;
-  SmallVector<Value> strides;
-};
-
-BufferView viewOf(OpBuilder &b, Location loc, Value memref) {
-  MLIRContext *ctx = b.getContext();
-  Type i64 = b.getI64Type();
-  auto toI64 = [&](Value index) -> Value {
-    return b.create<arith::IndexCastOp>(loc, i64, index);
-  };
-  auto md = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
-  Value ptr = b.create<LLVM::IntToPtrOp>(loc, LLVM::LLVMPointerType::get(ctx),
-                                         toI64(base));
-  Type elementType = cast<MemRefType>(memref.getType()).getElementType();
-  ptr = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(ctx),
-                              elementType, ptr,
-                              ValueRange{toI64(md.getOffset())});
-  BufferView view;
-  view.ptr = ptr;
-  for (Value s : md.getSizes())
-    view.sizes.push_back(toI64(s));
-  for (Value s : md.getStrides())
-    view.strides.push_back(toI64(s));
-  return view;
-}
-
 struct ZeroLinalgToRuntimePass
     : public zero::impl::ZeroLinalgToRuntimePassBase<ZeroLinalgToRuntimePass> {
   using Base::Base;
@@ -81,29 +53,8 @@ struct ZeroLinalgToRuntimePass
   void runOnOperation() override;
 
 private:
-  /// Declares (or finds) `name` with `type`; fails on a conflicting symbol.
-  FailureOr<func::FuncOp> getOrDeclare(StringRef name, FunctionType type);
   LogicalResult rewrite(linalg::LinalgOp op, bool batched);
 };
-
-FailureOr<func::FuncOp>
-ZeroLinalgToRuntimePass::getOrDeclare(StringRef name, FunctionType type) {
-  ModuleOp module = getOperation();
-  if (auto existing = module.lookupSymbol<func::FuncOp>(name)) {
-    if (existing.getFunctionType() != type)
-      return existing.emitOpError()
-             << "conflicts with the runtime entry point '" << name
-             << "', which must have type " << type;
-    return existing;
-  }
-  if (Operation *other = module.lookupSymbol(name))
-    return other->emitOpError() << "uses the name of the runtime entry point '"
-                                << name << "'";
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto fn = b.create<func::FuncOp>(module.getLoc(), name, type);
-  fn.setPrivate();
-  return fn;
-}
 
 LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
                                                bool batched) {
@@ -134,14 +85,16 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   std::string name = (batched ? "zrt_gemm_batched_" : "zrt_gemm_") +
                      suffix.str();
   FailureOr<func::FuncOp> callee =
-      getOrDeclare(name, FunctionType::get(ctx, argTypes, {}));
+      zero::getOrDeclareRuntimeFunc(getOperation(), name,
+                                     FunctionType::get(ctx, argTypes, {}));
   if (failed(callee))
     return failure();
 
   OpBuilder b(op);
   Location loc = op.getLoc();
-  BufferView va = viewOf(b, loc, a), vb = viewOf(b, loc, bm),
-             vc = viewOf(b, loc, c);
+  zero::BufferView va = zero::getBufferView(b, loc, a),
+                   vb = zero::getBufferView(b, loc, bm),
+                   vc = zero::getBufferView(b, loc, c);
   // Sizes: A is [batch,] m x k, B is [batch,] k x n.
   unsigned r = batched ? 1 : 0;
   Value m = va.sizes[r], k = va.sizes[r + 1], n = vb.sizes[r + 1];
@@ -149,7 +102,7 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   if (batched)
     args.push_back(va.sizes[0]);
   args.append({m, n, k, va.ptr});
-  auto pushStrides = [&](BufferView &v) {
+  auto pushStrides = [&](zero::BufferView &v) {
     if (batched)
       args.push_back(v.strides[0]);
     args.push_back(v.strides[r]);

@@ -49,6 +49,7 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createZeroReleaseEarlyPass());
+  pm.addPass(createZeroShardToRuntimePass());
 }
 
 void zero::buildLowerToLLVMPipeline(OpPassManager &pm,

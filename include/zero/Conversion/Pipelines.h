@@ -35,6 +35,11 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const LowerCPUOptions &opts);
 /// Both halves: the `zero-lower-cpu` pipeline.
 void buildLowerCPUPipeline(OpPassManager &pm, const LowerCPUOptions &opts);
 
+/// Attaches BufferizableOpInterface models to the shard collectives that
+/// zero-partition emits: each bufferizes into a fresh result buffer and a
+/// call of the runtime's collective.
+void registerShardBufferizationModels(DialectRegistry &registry);
+
 /// Registers `zero-lower-cpu` (and its halves, `zero-bufferize-step` and
 /// `zero-lower-to-llvm`) with the pass-pipeline command-line parser.
 void registerZeroPipelines();

@@ -86,7 +86,13 @@ def ZeroPrepareBufferizationPass
         -> ... attributes {zero.role = "optimizer"}
     ```
   }];
-  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+  // The shard collectives' bufferization models (ShardToRuntime.cpp) emit
+  // runtime calls on pointers during the upstream bufferization that follows.
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def ZeroFinalizeBufferizationPass
@@ -284,6 +290,34 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
     "::mlir::tensor::TensorDialect",
     "::mlir::zero::ZeroDialect"
   ];
+}
+
+def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower what is left of the shard dialect to runtime calls";
+  let description = [{
+    The collectives themselves (`shard.all_gather`, `shard.reduce_scatter`,
+    `shard.all_reduce` on tensors) are lowered during one-shot bufferization
+    by the external BufferizableOpInterface models of
+    lib/Conversion/ShardToRuntime.cpp: each gets a fresh result buffer and a
+    call of the runtime's collective (`zrt_all_gather_f32`, ...; rank-0
+    all-reduces use the scalar entry points). This pass then replaces
+    `shard.process_linear_index` with the runtime's rank and erases the
+    grid, so that nothing of the shard dialect reaches the LLVM lowering.
+    Any other shard op left is a located error.
+
+    Before:
+    ```mlir
+    shard.grid @zero_grid(shape = 2)
+    %r = shard.process_linear_index on @zero_grid : index
+    ```
+    After:
+    ```mlir
+    %rank = func.call @zrt_world_rank() : () -> i32
+    %r = arith.index_cast %rank : i32 to index
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 #endif // ZERO_TRANSFORMS_PASSES_TD

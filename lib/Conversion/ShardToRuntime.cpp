@@ -1,0 +1,235 @@
+//===- ShardToRuntime.cpp - shard collectives to runtime calls ------------===//
+//
+// The collectives of zero-partition's output are upstream `shard` ops on
+// tensors. Upstream lowers them to the `mpi` dialect (convert-shard-to-mpi),
+// which calls MPI_Allreduce and friends directly; we need the runtime's
+// collectives instead (a fixed reduction order, byte counters, failure
+// handling that ends all ranks; docs/decisions.md), so the ops bufferize
+// here into a result buffer plus a runtime call, and zero-shard-to-runtime
+// lowers the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeCalls.h"
+
+#include "zero/Conversion/Pipelines.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROSHARDTORUNTIMEPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::bufferization;
+
+namespace {
+
+/// A contiguous buffer holding `memref`'s elements: the memref itself when
+/// its innermost stride is 1 and it is 1-D or rank 0, else a copy.
+Value contiguous(RewriterBase &rewriter, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type.getRank() <= 1 && succeeded(type.getStridesAndOffset(strides, offset)) &&
+      (strides.empty() || strides.back() == 1))
+    return memref;
+  auto copyType = MemRefType::get(type.getShape(), type.getElementType());
+  Value copy = memref::AllocOp::create(rewriter, loc, copyType);
+  memref::CopyOp::create(rewriter, loc, memref, copy);
+  return copy;
+}
+
+/// Declares and calls the runtime entry point `name`(in, out, count).
+LogicalResult callCollective(RewriterBase &rewriter, Operation *op,
+                             StringRef base, Value in, Value out,
+                             int64_t count) {
+  Type elt = cast<MemRefType>(in.getType()).getElementType();
+  if (!elt.isF32() && !elt.isF64())
+    return op->emitOpError() << "has element type " << elt
+                             << "; the runtime's collectives take f32 and f64";
+  MLIRContext *ctx = op->getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = rewriter.getI64Type();
+  std::string name = (base + (elt.isF32() ? "_f32" : "_f64")).str();
+  FailureOr<func::FuncOp> callee = zero::getOrDeclareRuntimeFunc(
+      op->getParentOfType<ModuleOp>(), name,
+      FunctionType::get(ctx, {ptr, ptr, i64}, {}));
+  if (failed(callee))
+    return failure();
+  Location loc = op->getLoc();
+  Value inPtr = zero::getBufferView(rewriter, loc, in).ptr;
+  Value outPtr = zero::getBufferView(rewriter, loc, out).ptr;
+  Value n = arith::ConstantIntOp::create(rewriter, loc, i64, count);
+  func::CallOp::create(rewriter, loc, *callee, ValueRange{inPtr, outPtr, n});
+  return success();
+}
+
+/// Shared by the three collectives: they read their input, write a fresh
+/// buffer, and alias nothing.
+template <typename ConcreteModel, typename ConcreteOp>
+struct CollectiveModel
+    : public BufferizableOpInterface::ExternalModel<ConcreteModel, ConcreteOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto concrete = cast<ConcreteOp>(op);
+    FailureOr<Value> in =
+        getBuffer(rewriter, concrete.getInput(), options, state);
+    if (failed(in))
+      return failure();
+    auto resultType = cast<RankedTensorType>(concrete.getResult().getType());
+    auto outType =
+        MemRefType::get(resultType.getShape(), resultType.getElementType());
+    Value input = contiguous(rewriter, op->getLoc(), *in);
+    Value out = memref::AllocOp::create(rewriter, op->getLoc(), outType,
+                                        rewriter.getI64IntegerAttr(64));
+    if (failed(static_cast<const ConcreteModel *>(this)->emit(
+            rewriter, concrete, input, out)))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+struct AllGatherModel
+    : public CollectiveModel<AllGatherModel, shard::AllGatherOp> {
+  LogicalResult emit(RewriterBase &rewriter, shard::AllGatherOp op, Value in,
+                     Value out) const {
+    auto t = cast<MemRefType>(in.getType());
+    if (t.getRank() != 1 || op.getGatherAxis().getZExtValue() != 0)
+      return op.emitOpError("lowers to the runtime only as a 1-D gather "
+                            "along axis 0 (zero-partition's flat form)");
+    return callCollective(rewriter, op, "zrt_all_gather", in, out,
+                          t.getNumElements());
+  }
+};
+
+struct ReduceScatterModel
+    : public CollectiveModel<ReduceScatterModel, shard::ReduceScatterOp> {
+  LogicalResult emit(RewriterBase &rewriter, shard::ReduceScatterOp op,
+                     Value in, Value out) const {
+    auto t = cast<MemRefType>(out.getType());
+    if (t.getRank() != 1 || op.getScatterAxis().getZExtValue() != 0 ||
+        op.getReduction() != shard::ReductionKind::Sum)
+      return op.emitOpError("lowers to the runtime only as a 1-D sum along "
+                            "axis 0 (zero-partition's flat form)");
+    return callCollective(rewriter, op, "zrt_reduce_scatter_sum", in, out,
+                          t.getNumElements());
+  }
+};
+
+struct AllReduceModel
+    : public CollectiveModel<AllReduceModel, shard::AllReduceOp> {
+  LogicalResult emit(RewriterBase &rewriter, shard::AllReduceOp op, Value in,
+                     Value out) const {
+    shard::ReductionKind kind = op.getReduction();
+    if (kind != shard::ReductionKind::Sum && kind != shard::ReductionKind::Max)
+      return op.emitOpError("lowers to the runtime only as a sum or a max");
+    StringRef how = kind == shard::ReductionKind::Sum ? "sum" : "max";
+    auto t = cast<MemRefType>(in.getType());
+    if (t.getRank() > 0)
+      return callCollective(rewriter, op,
+                            (Twine("zrt_all_reduce_") + how).str(), in, out,
+                            t.getNumElements());
+    // Scalars (the loss, partial norms) go by value to their own entry
+    // points, counted apart from the tensor collectives.
+    Type elt = t.getElementType();
+    if (!elt.isF32() && !elt.isF64())
+      return op.emitOpError() << "has element type " << elt
+                              << "; the runtime's collectives take f32 and f64";
+    std::string name = (Twine("zrt_all_reduce_scalar_") + how +
+                        (elt.isF32() ? "_f32" : "_f64"))
+                           .str();
+    FailureOr<func::FuncOp> callee = zero::getOrDeclareRuntimeFunc(
+        op->getParentOfType<ModuleOp>(), name,
+        FunctionType::get(op->getContext(), {elt}, {elt}));
+    if (failed(callee))
+      return failure();
+    Location loc = op.getLoc();
+    Value v = memref::LoadOp::create(rewriter, loc, in, ValueRange{});
+    Value r = func::CallOp::create(rewriter, loc, *callee, ValueRange{v})
+                  .getResult(0);
+    memref::StoreOp::create(rewriter, loc, r, out, ValueRange{});
+    return success();
+  }
+};
+
+struct ZeroShardToRuntimePass
+    : public zero::impl::ZeroShardToRuntimePassBase<ZeroShardToRuntimePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<shard::ProcessLinearIndexOp> ranks;
+    module.walk([&](shard::ProcessLinearIndexOp op) { ranks.push_back(op); });
+    if (!ranks.empty()) {
+      FailureOr<func::FuncOp> callee = zero::getOrDeclareRuntimeFunc(
+          module, "zrt_world_rank",
+          FunctionType::get(&getContext(), {},
+                            {IntegerType::get(&getContext(), 32)}));
+      if (failed(callee))
+        return signalPassFailure();
+      for (shard::ProcessLinearIndexOp op : ranks) {
+        OpBuilder b(op);
+        Value rank = func::CallOp::create(b, op.getLoc(), *callee, ValueRange{})
+                         .getResult(0);
+        op.getResult().replaceAllUsesWith(arith::IndexCastOp::create(
+            b, op.getLoc(), b.getIndexType(), rank));
+        op.erase();
+      }
+    }
+    bool ok = true;
+    SmallVector<shard::GridOp> grids;
+    module.walk([&](Operation *op) {
+      if (auto grid = dyn_cast<shard::GridOp>(op)) {
+        grids.push_back(grid);
+      } else if (isa<shard::ShardDialect>(op->getDialect())) {
+        op->emitOpError("has no lowering to the zero runtime");
+        ok = false;
+      }
+    });
+    if (!ok)
+      return signalPassFailure();
+    for (shard::GridOp grid : grids)
+      grid.erase();
+  }
+};
+} // namespace
+
+void mlir::zero::registerShardBufferizationModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, shard::ShardDialect *) {
+    // Bufferizing a collective creates ops and types of these dialects;
+    // load them with the shard dialect (at parse time), since a pass that
+    // bufferizes need not declare them (upstream one-shot-bufferize does
+    // not) and creating a type of an unloaded dialect crashes.
+    ctx->loadDialect<LLVM::LLVMDialect, memref::MemRefDialect,
+                     arith::ArithDialect, func::FuncDialect>();
+    shard::AllGatherOp::attachInterface<AllGatherModel>(*ctx);
+    shard::ReduceScatterOp::attachInterface<ReduceScatterModel>(*ctx);
+    shard::AllReduceOp::attachInterface<AllReduceModel>(*ctx);
+  });
+}
