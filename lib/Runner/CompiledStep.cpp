@@ -115,6 +115,26 @@ CompiledStep::~CompiledStep() = default;
 llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, const TrainingStep &step,
                       const Options &options) {
+  // Op handles are cheap copies; their accessors are not const.
+  func::FuncOp fb = step.forwardBackward, opt = step.optimizer;
+  return compileFunctions(module, step, options,
+                          {{fb.getSymName().str(), fb.getNumArguments()},
+                           {opt.getSymName().str(), opt.getNumArguments()}});
+}
+
+llvm::Expected<std::unique_ptr<CompiledStep>>
+CompiledStep::compileTrainStep(ModuleOp partitioned, const TrainingStep &step,
+                               const Options &options) {
+  auto train = partitioned.lookupSymbol<func::FuncOp>("train_step");
+  if (!train)
+    return makeError("the partitioned module has no @train_step");
+  return compileFunctions(partitioned, step, options,
+                          {{"train_step", train.getNumArguments()}});
+}
+
+llvm::Expected<std::unique_ptr<CompiledStep>> CompiledStep::compileFunctions(
+    ModuleOp module, const TrainingStep &step, const Options &options,
+    ArrayRef<std::pair<std::string, unsigned>> functions) {
   static std::once_flag llvmInit;
   std::call_once(llvmInit, [] {
     llvm::InitializeNativeTarget();
@@ -124,12 +144,6 @@ CompiledStep::compile(ModuleOp module, const TrainingStep &step,
 
   std::unique_ptr<CompiledStep> compiled(new CompiledStep());
   compiled->step = &step;
-  // Op handles are cheap copies; their accessors are not const.
-  func::FuncOp fb = step.forwardBackward, opt = step.optimizer;
-  compiled->fbName = fb.getSymName().str();
-  compiled->optName = opt.getSymName().str();
-  unsigned fbArgs = fb.getNumArguments();
-  unsigned optArgs = opt.getNumArguments();
 
   OwningOpRef<ModuleOp> lowered(module.clone());
   MLIRContext *ctx = module.getContext();
@@ -139,14 +153,21 @@ CompiledStep::compile(ModuleOp module, const TrainingStep &step,
     if (llvm::Error err = runPipeline(pm, *lowered, "zero-bufferize-step"))
       return std::move(err);
   }
-  auto fbAbi = readAbi(*lowered, compiled->fbName, step, fbArgs);
-  if (!fbAbi)
-    return fbAbi.takeError();
-  auto optAbi = readAbi(*lowered, compiled->optName, step, optArgs);
-  if (!optAbi)
-    return optAbi.takeError();
-  compiled->fbAbi = std::move(*fbAbi);
-  compiled->optAbi = std::move(*optAbi);
+  for (auto [i, fn] : llvm::enumerate(functions)) {
+    auto abi = readAbi(*lowered, fn.first, step, fn.second);
+    if (!abi)
+      return abi.takeError();
+    if (functions.size() == 1) {
+      compiled->trainName = fn.first;
+      compiled->trainAbi = std::move(*abi);
+    } else if (i == 0) {
+      compiled->fbName = fn.first;
+      compiled->fbAbi = std::move(*abi);
+    } else {
+      compiled->optName = fn.first;
+      compiled->optAbi = std::move(*abi);
+    }
+  }
   {
     PassManager pm(ctx);
     LowerCPUOptions lowerOptions;
@@ -190,12 +211,37 @@ CompiledStep::compile(ModuleOp module, const TrainingStep &step,
         reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
     add("_mlir_memref_to_llvm_free",
         reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
+    // Collectives of zero-partition's output (zero-shard-to-runtime).
+    add("zrt_world_rank", reinterpret_cast<void *>(&zrt_world_rank));
+    add("zrt_all_gather_f32", reinterpret_cast<void *>(&zrt_all_gather_f32));
+    add("zrt_all_gather_f64", reinterpret_cast<void *>(&zrt_all_gather_f64));
+    add("zrt_reduce_scatter_sum_f32",
+        reinterpret_cast<void *>(&zrt_reduce_scatter_sum_f32));
+    add("zrt_reduce_scatter_sum_f64",
+        reinterpret_cast<void *>(&zrt_reduce_scatter_sum_f64));
+    add("zrt_all_reduce_sum_f32",
+        reinterpret_cast<void *>(&zrt_all_reduce_sum_f32));
+    add("zrt_all_reduce_sum_f64",
+        reinterpret_cast<void *>(&zrt_all_reduce_sum_f64));
+    add("zrt_all_reduce_max_f32",
+        reinterpret_cast<void *>(&zrt_all_reduce_max_f32));
+    add("zrt_all_reduce_max_f64",
+        reinterpret_cast<void *>(&zrt_all_reduce_max_f64));
+    add("zrt_all_reduce_scalar_sum_f32",
+        reinterpret_cast<void *>(&zrt_all_reduce_scalar_sum_f32));
+    add("zrt_all_reduce_scalar_sum_f64",
+        reinterpret_cast<void *>(&zrt_all_reduce_scalar_sum_f64));
+    add("zrt_all_reduce_scalar_max_f32",
+        reinterpret_cast<void *>(&zrt_all_reduce_scalar_max_f32));
+    add("zrt_all_reduce_scalar_max_f64",
+        reinterpret_cast<void *>(&zrt_all_reduce_scalar_max_f64));
     return map;
   });
   compiled->engine->initialize();
   // The JIT generates machine code on first lookup; do it now, so that
   // compile time is reported here and not in the first training step.
-  for (const std::string &name : {compiled->fbName, compiled->optName}) {
+  for (const auto &function : functions) {
+    const std::string &name = function.first;
     auto fn = compiled->engine->lookupPacked(name);
     if (!fn)
       return makeError("JIT compilation of @" + name +
@@ -330,6 +376,29 @@ llvm::Error CompiledStep::optimizer(ArrayRef<Buffer> params,
           return grads[arg.index];
         case AbiArg::Role::State:
           return states[arg.index];
+        default:
+          return Buffer();
+        }
+      },
+      hypers);
+}
+
+llvm::Error CompiledStep::trainStep(ArrayRef<Buffer> params,
+                                    ArrayRef<Buffer> states,
+                                    ArrayRef<Buffer> batch, Buffer loss,
+                                    ArrayRef<double> hypers) {
+  return call(
+      trainName, trainAbi,
+      [&](const AbiArg &arg) -> Buffer {
+        switch (arg.role) {
+        case AbiArg::Role::Param:
+          return params[arg.index];
+        case AbiArg::Role::State:
+          return states[arg.index];
+        case AbiArg::Role::Batch:
+          return batch[arg.index];
+        case AbiArg::Role::Loss:
+          return loss;
         default:
           return Buffer();
         }

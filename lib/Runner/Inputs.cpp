@@ -192,7 +192,8 @@ int64_t mlir::zero::itemsPerBatch(const TrainingStep &step, BatchKind kind) {
 llvm::Error mlir::zero::fillBatch(const TrainingStep &step, BatchKind kind,
                                   const TokenData *data, uint64_t seed,
                                   uint64_t stepIndex,
-                                  llvm::ArrayRef<void *> buffers) {
+                                  llvm::ArrayRef<void *> buffers,
+                                  unsigned rank, unsigned worldSize) {
   Rng rng(mixSeed(seed ^ 0x6261746368ULL, stepIndex));
   if (kind == BatchKind::Language) {
     int64_t b = step.batch[0].type.getDimSize(0);
@@ -206,8 +207,11 @@ llvm::Error mlir::zero::fillBatch(const TrainingStep &step, BatchKind kind,
     auto *tokens = static_cast<int32_t *>(buffers[tokensIdx]);
     auto *targets = static_cast<int32_t *>(buffers[1 - tokensIdx]);
     uint64_t windows = data->tokens.size() - t;
-    for (int64_t row = 0; row < b; ++row) {
+    for (int64_t global = 0; global < b * worldSize; ++global) {
       uint64_t offset = rng.below(windows);
+      int64_t row = global - static_cast<int64_t>(rank) * b;
+      if (row < 0 || row >= b)
+        continue;
       for (int64_t i = 0; i < t; ++i) {
         tokens[row * t + i] = data->tokens[offset + i];
         targets[row * t + i] = data->tokens[offset + i + 1];
@@ -226,9 +230,15 @@ llvm::Error mlir::zero::fillBatch(const TrainingStep &step, BatchKind kind,
   std::vector<double> teacher(in * out);
   for (double &w : teacher)
     w = teacherRng.normal() / std::sqrt(static_cast<double>(in));
+  // Draw the global batch's inputs in order and keep this rank's rows.
   std::vector<double> x(rows * in);
-  for (double &v : x)
-    v = rng.normal();
+  for (int64_t g = 0; g < rows * static_cast<int64_t>(worldSize); ++g)
+    for (int64_t i = 0; i < in; ++i) {
+      double v = rng.normal();
+      int64_t r = g - static_cast<int64_t>(rank) * rows;
+      if (r >= 0 && r < rows)
+        x[r * in + i] = v;
+    }
   bool isF32 = inType.getElementType().isF32();
   auto store = [&](void *buf, int64_t i, double v) {
     if (isF32)

@@ -15,12 +15,14 @@
 #include "zero/Runner/CompiledStep.h"
 #include "zero/Runner/Inputs.h"
 #include "zero/Support/ParserGuard.h"
+#include "zero/Transforms/Passes.h"
 
 #include "zero/runtime.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -58,6 +60,7 @@ struct Options {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
          weightDecay = 0.01, maxGradNorm = 1.0;
   std::vector<std::string> hyperOverrides;
+  int stage = -1; ///< -1: train the contract functions as they are.
   bool checkGrads = false;
   double checkTol = 1e-6, checkFloor = 1e-6, checkStep = 1e-4;
   unsigned checkMax = 0;
@@ -92,6 +95,17 @@ Training:
                          lines or none
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --opt-level N          LLVM optimization level of the JIT, 0-3 (default 2)
+
+ZeRO (run under mpirun for more than one rank):
+  --stage S              partition the step with zero-partition for the ranks
+                         of this run and train @train_step: 0 data parallel, 1
+                         optimizer states sharded, 2 and gradients, 3 and
+                         parameters (default under mpirun: 0). Each rank takes
+                         its micro-batch (the module's batch size) of a global
+                         batch of N micro-batches; rank 0 prints and writes
+                         files; --dump-params writes full parameters.
+
+  mpirun -np 4 zero-run step.mlir --stage 3 --steps 100
 
 AdamW hyper-parameters (fed to the optimizer's zero.hyper arguments by name):
   --lr X                 learning rate (default 1e-3)
@@ -147,6 +161,7 @@ void parseOptions(int argc, char **argv) {
       {"weight-decay", Double, &opts.weightDecay},
       {"max-grad-norm", Double, &opts.maxGradNorm},
       {"hyper", List, &opts.hyperOverrides},
+      {"stage", Int, &opts.stage},
       {"check-grads", Flag, &opts.checkGrads},
       {"check-grads-tol", Double, &opts.checkTol},
       {"check-grads-floor", Double, &opts.checkFloor},
@@ -236,13 +251,23 @@ void parseOptions(int argc, char **argv) {
       break;
     }
   }
+  if (opts.stage > 3)
+    fail("option '--stage' expects 0, 1, 2 or 3, got " +
+         llvm::Twine(opts.stage));
   if (opts.optLevel > 3)
     fail("option '--opt-level' expects 0 to 3, got " +
          llvm::Twine(opts.optLevel));
 }
 
+/// Set once the runtime is up: with more than one rank, a failure must end
+/// every rank (zrt_abort), not leave the others waiting in a collective.
+bool runtimeUp = false;
+
 [[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "zero-run: error: " << message << "\n";
+  std::string line = ("zero-run: error: " + message).str();
+  if (runtimeUp && zrt_world_size() > 1)
+    zrt_abort(line.c_str());
+  llvm::errs() << line << "\n";
   std::exit(1);
 }
 
@@ -449,6 +474,20 @@ int main(int argc, char **argv) {
 
   if (zrt_init("cpu", opts.threads == 0 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : opts.threads) != 0)
     fail(zrt_last_error());
+  runtimeUp = true;
+  const int world = zrt_world_size(), rank = zrt_world_rank();
+  if (world > 1 && opts.stage < 0)
+    opts.stage = 0;
+  const bool partitioned = opts.stage >= 0;
+  if (partitioned && opts.checkGrads)
+    fail("--check-grads checks forward_backward; run it without --stage and "
+         "without mpirun");
+  if (partitioned && !opts.dumpGrads.empty())
+    fail("--dump-grads needs a run without --stage (a partitioned step keeps "
+         "no full gradients)");
+  // Only rank 0 talks and writes.
+  if (rank != 0)
+    opts.progress = "none";
 
   DialectRegistry registry;
   registerZeroDialects(registry);
@@ -518,26 +557,46 @@ int main(int argc, char **argv) {
          "(batch inputs 'tokens' and 'targets') take");
   }
 
-  // Buffers, each counted by the runtime in its category.
+  // Buffers, each counted by the runtime in its category. A partitioned
+  // step takes sharded (1-D) parameters (stage 3) and states (stages 1-3)
+  // and keeps no gradients outside @train_step.
+  auto sliceType = [&](RankedTensorType t) {
+    int64_t padded = (t.getNumElements() + world - 1) / world * world;
+    return RankedTensorType::get({padded / world}, t.getElementType());
+  };
   std::vector<HostTensor> params, grads, states, batch;
   for (const ParamInfo &p : step.params) {
-    params.push_back(allocate(p.type, ZRT_PARAMS));
-    grads.push_back(allocate(p.type, ZRT_GRADS));
+    params.push_back(allocate(partitioned && opts.stage == 3 ? sliceType(p.type)
+                                                            : p.type,
+                              ZRT_PARAMS));
+    if (!partitioned)
+      grads.push_back(allocate(p.type, ZRT_GRADS));
   }
-  for (const StateInfo &s : step.states)
-    states.push_back(allocate(s.type, ZRT_OPTIMIZER_STATES));
+  for (const StateInfo &st : step.states)
+    states.push_back(allocate(partitioned && opts.stage >= 1
+                                  ? sliceType(st.type)
+                                  : st.type,
+                              ZRT_OPTIMIZER_STATES));
   for (const BatchInfo &b : step.batch)
     batch.push_back(allocate(b.type, ZRT_ACTIVATIONS));
   auto lossType = cast<RankedTensorType>(
       step.forwardBackward.getResultTypes()[step.lossResult]);
   HostTensor loss = allocate(lossType, ZRT_ACTIVATIONS);
 
+  // Initial parameters, full on every rank (the same seed everywhere), then
+  // each rank keeps its slice when parameters are sharded.
+  std::vector<HostTensor> full;
+  bool sharded = partitioned && opts.stage == 3;
+  if (sharded)
+    for (const ParamInfo &p : step.params)
+      full.push_back(allocate(p.type, ZRT_ACTIVATIONS));
+  std::vector<HostTensor> &initInto = sharded ? full : params;
   if (!opts.initFile.empty()) {
     auto file = llvm::MemoryBuffer::getFile(opts.initFile, false, false);
     if (!file)
       fail("cannot read --init file '" + opts.initFile + "': " + file.getError().message());
     size_t expected = 0;
-    for (auto &t : params)
+    for (auto &t : initInto)
       expected += t.bytes;
     if ((*file)->getBufferSize() != expected)
       fail(llvm::formatv("--init file '{0}' has {1} bytes; the parameters take "
@@ -546,26 +605,56 @@ int main(int argc, char **argv) {
                          step.numParamElements())
                .str());
     const char *src = (*file)->getBufferStart();
-    for (auto &t : params) {
+    for (auto &t : initInto) {
       std::memcpy(t.data, src, t.bytes);
       src += t.bytes;
     }
   } else {
     std::vector<void *> ptrs;
-    for (auto &t : params)
+    for (auto &t : initInto)
       ptrs.push_back(t.data);
     initParams(step, opts.seed, ptrs);
+  }
+  if (sharded) {
+    for (auto [i, p] : llvm::enumerate(step.params)) {
+      size_t eltBytes = p.type.getElementTypeBitWidth() / 8;
+      int64_t shard = params[i].shape[0];
+      int64_t begin = std::min<int64_t>(rank * shard, p.type.getNumElements());
+      int64_t end = std::min<int64_t>(begin + shard, p.type.getNumElements());
+      std::memcpy(params[i].data,
+                  static_cast<char *>(full[i].data) + begin * eltBytes,
+                  (end - begin) * eltBytes);
+      zrt_free(full[i].data);
+    }
+    full.clear();
   }
 
   std::vector<void *> batchPtrs;
   for (auto &t : batch)
     batchPtrs.push_back(t.data);
-  failOn(fillBatch(step, *kind, &data, opts.seed, 0, batchPtrs));
+  failOn(fillBatch(step, *kind, &data, opts.seed, 0, batchPtrs, rank, world));
 
   CompiledStep::Options compileOptions;
   compileOptions.gemmToRuntime = !opts.noGemmRuntime;
   compileOptions.optLevel = opts.optLevel;
-  auto compiled = CompiledStep::compile(*module, step, compileOptions);
+  OwningOpRef<ModuleOp> partitionedModule;
+  if (partitioned) {
+    // zero-partition for this run's ranks; the contract module stays
+    // untouched, since `step` refers into it.
+    partitionedModule = module->clone();
+    PassManager pm(&context);
+    ZeroPartitionPassOptions partitionOptions;
+    partitionOptions.stage = opts.stage;
+    partitionOptions.worldSize = world;
+    pm.addPass(createZeroPartitionPass(partitionOptions));
+    if (failed(pm.run(*partitionedModule)))
+      fail("cannot partition '" + opts.inputFile + "' (see the errors above)");
+  }
+  auto compiled =
+      partitioned
+          ? CompiledStep::compileTrainStep(*partitionedModule, step,
+                                           compileOptions)
+          : CompiledStep::compile(*module, step, compileOptions);
   if (!compiled)
     failOn(compiled.takeError(), "cannot compile '" + opts.inputFile + "'");
 
@@ -587,21 +676,28 @@ int main(int argc, char **argv) {
   std::vector<double> losses, stepTimes;
   ProgressBar bar(opts.steps);
   zrt_reset_gemm_stats();
+  zrt_reset_comm_stats();
   for (unsigned s = 0; s < opts.steps; ++s) {
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)
-      failOn(fillBatch(step, *kind, &data, opts.seed, s, batchPtrs));
-    failOn((*compiled)->forwardBackward(pb, bb, loss.buffer(), gb),
-           "forward_backward");
+      failOn(fillBatch(step, *kind, &data, opts.seed, s, batchPtrs, rank,
+                       world));
+    if (stepSlot >= 0)
+      hypers[stepSlot] = s + 1;
+    if (partitioned)
+      failOn((*compiled)->trainStep(pb, sb, bb, loss.buffer(), hypers),
+             "train_step");
+    else
+      failOn((*compiled)->forwardBackward(pb, bb, loss.buffer(), gb),
+             "forward_backward");
     double l = readScalar(loss, lossElt);
     if (!std::isfinite(l))
       fail(llvm::formatv("the loss is {0} at step {1}; lower --lr or enable "
                          "gradient clipping",
                          l, s + 1)
                .str());
-    if (stepSlot >= 0)
-      hypers[stepSlot] = s + 1;
-    failOn((*compiled)->optimizer(pb, gb, sb, hypers), "optimizer");
+    if (!partitioned)
+      failOn((*compiled)->optimizer(pb, gb, sb, hypers), "optimizer");
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
@@ -614,6 +710,40 @@ int main(int argc, char **argv) {
   zrt_get_memory_stats(&mem);
   zrt_gemm_stats gemm;
   zrt_get_gemm_stats(&gemm);
+  zrt_comm_stats comm;
+  zrt_get_comm_stats(&comm);
+  // The largest peak of any rank, per category (every rank takes part).
+  std::vector<double> peakMax(ZRT_NUM_CATEGORIES + 1);
+  for (int c = 0; c <= ZRT_NUM_CATEGORIES; ++c)
+    peakMax[c] = zrt_all_reduce_scalar_max_f64(static_cast<double>(
+        c < ZRT_NUM_CATEGORIES ? mem.peak[c] : mem.peak_total));
+
+  // Full parameters for --dump-params: sharded ones are gathered (every rank
+  // takes part), and rank 0 writes.
+  std::vector<HostTensor> dumpParamsFrom;
+  bool gathered = partitioned && opts.stage == 3 && !opts.dumpParams.empty();
+  if (gathered) {
+    for (auto [i, p] : llvm::enumerate(step.params)) {
+      int64_t shard = params[i].shape[0];
+      auto paddedType = RankedTensorType::get({shard * world},
+                                              p.type.getElementType());
+      HostTensor all = allocate(paddedType, ZRT_ACTIVATIONS);
+      if (p.type.getElementType().isF32())
+        zrt_all_gather_f32(static_cast<float *>(params[i].data),
+                           static_cast<float *>(all.data), shard);
+      else
+        zrt_all_gather_f64(static_cast<double *>(params[i].data),
+                           static_cast<double *>(all.data), shard);
+      all.bytes = p.type.getNumElements() * p.type.getElementTypeBitWidth() / 8;
+      dumpParamsFrom.push_back(all);
+    }
+  }
+  if (rank != 0) {
+    for (auto &t : dumpParamsFrom)
+      zrt_free(t.data);
+    zrt_shutdown();
+    return 0;
+  }
   double stepTime = median(stepTimes);
   double totalTime = 0;
   for (double t : stepTimes)
@@ -636,12 +766,27 @@ int main(int argc, char **argv) {
     // What the process really held at most: live bytes plus the runtime's
     // cache of freed blocks.
     peak["reserved"] = mem.reserved_peak;
+    llvm::json::Object peakMaxObj;
+    for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
+      peakMaxObj[zrt_category_name(static_cast<zrt_category>(c))] =
+          static_cast<uint64_t>(peakMax[c]);
+    peakMaxObj["total"] = static_cast<uint64_t>(peakMax[ZRT_NUM_CATEGORIES]);
+    // Bytes this rank sent per step, per collective kind.
+    llvm::json::Object commBytes, commCalls;
+    for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k) {
+      const char *name = zrt_collective_name(static_cast<zrt_collective>(k));
+      commBytes[name] = opts.steps ? comm.bytes_sent[k] / opts.steps : 0;
+      commCalls[name] = opts.steps ? comm.calls[k] / opts.steps : 0;
+    }
     llvm::json::Array lossArray;
     for (double l : losses)
       lossArray.push_back(l);
     llvm::json::Object stats{
         {"losses", std::move(lossArray)},
         {"peak_bytes", std::move(peak)},
+        {"peak_bytes_max_over_ranks", std::move(peakMaxObj)},
+        {"comm_bytes", std::move(commBytes)},
+        {"comm_calls", std::move(commCalls)},
         {"step_time_s", stepTime},
         {"step_time_mean_s", opts.steps ? totalTime / opts.steps : 0.0},
         {"tokens_per_s", stepTime > 0 && *kind == BatchKind::Language
@@ -649,8 +794,9 @@ int main(int argc, char **argv) {
                              : 0.0},
         {"samples_per_s", stepTime > 0 ? step.batch[0].type.getDimSize(0) / stepTime : 0.0},
         {"params", step.numParamElements()},
-        {"world_size", 1},
-        {"stage", 0},
+        {"world_size", world},
+        {"stage", opts.stage < 0 ? 0 : opts.stage},
+        {"partitioned", partitioned},
         {"steps", static_cast<int64_t>(opts.steps)},
         {"compile_time_s", (*compiled)->compileSeconds()},
         {"gemm", llvm::json::Object{
@@ -684,7 +830,9 @@ int main(int argc, char **argv) {
     });
   };
   if (!opts.dumpParams.empty())
-    dump(opts.dumpParams, params);
+    dump(opts.dumpParams, gathered ? dumpParamsFrom : params);
+  for (auto &t : dumpParamsFrom)
+    zrt_free(t.data);
   if (!opts.dumpGrads.empty())
     dump(opts.dumpGrads, grads);
 

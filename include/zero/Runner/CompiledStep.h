@@ -62,6 +62,20 @@ public:
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, const TrainingStep &step, const Options &options);
 
+  /// Lowers and JIT-compiles `partitioned`, zero-partition's output for the
+  /// module `step` was read from (it holds @train_step instead of the two
+  /// contract functions).
+  static llvm::Expected<std::unique_ptr<CompiledStep>>
+  compileTrainStep(ModuleOp partitioned, const TrainingStep &step,
+                   const Options &options);
+
+  /// Calls @train_step: reads the batch, updates parameters and states in
+  /// place (full or sharded, as partitioned), writes the global mean loss.
+  llvm::Error trainStep(llvm::ArrayRef<Buffer> params,
+                        llvm::ArrayRef<Buffer> states,
+                        llvm::ArrayRef<Buffer> batch, Buffer loss,
+                        llvm::ArrayRef<double> hypers);
+
   /// The argument roles of the bufferized functions, in order.
   llvm::ArrayRef<AbiArg> forwardBackwardAbi() const { return fbAbi; }
   llvm::ArrayRef<AbiArg> optimizerAbi() const { return optAbi; }
@@ -87,8 +101,13 @@ private:
                    llvm::ArrayRef<double> hypers);
 
   const TrainingStep *step = nullptr;
-  std::string fbName, optName;
-  std::vector<AbiArg> fbAbi, optAbi;
+  static llvm::Expected<std::unique_ptr<CompiledStep>>
+  compileFunctions(ModuleOp module, const TrainingStep &step,
+                   const Options &options,
+                   llvm::ArrayRef<std::pair<std::string, unsigned>> functions);
+
+  std::string fbName, optName, trainName;
+  std::vector<AbiArg> fbAbi, optAbi, trainAbi;
   std::unique_ptr<ExecutionEngine> engine;
   double compileTime = 0;
 };

@@ -83,10 +83,14 @@ llvm::Expected<BatchKind> classifyBatch(const TrainingStep &step);
 /// Fills the step's batch buffers (TrainingStep::batch order) for `step`
 /// (0-based). Language batches take B windows of T+1 tokens at offsets drawn
 /// from (seed, step); Regression batches draw inputs from (seed, step).
-/// `data` is required for Language batches.
+/// `data` is required for Language batches. With `worldSize` ranks the
+/// global batch has worldSize * B rows, drawn in the same order on every
+/// rank, and `rank` gets rows [rank * B, (rank + 1) * B): N ranks with
+/// micro-batch B see exactly the samples one rank with batch N * B sees.
 llvm::Error fillBatch(const TrainingStep &step, BatchKind kind,
                       const TokenData *data, uint64_t seed, uint64_t stepIndex,
-                      llvm::ArrayRef<void *> buffers);
+                      llvm::ArrayRef<void *> buffers, unsigned rank = 0,
+                      unsigned worldSize = 1);
 
 /// Tokens per batch (B * T) for Language batches, rows for Regression.
 int64_t itemsPerBatch(const TrainingStep &step, BatchKind kind);

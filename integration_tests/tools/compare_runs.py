@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Compares zero-run outputs: dumped parameters and --stats-json files.
+
+  compare_runs.py params A.bin B.bin --dtype f32 [--rel TOL]
+      ||a - b|| / ||a|| <= TOL (TOL 0: bit-identical)
+  compare_runs.py losses A.json B.json [--rel TOL]
+      every step's loss within TOL relative (0: identical)
+  compare_runs.py comm STATS.json --module M --stage S
+      bytes sent per step against the ZeRO formulas: stages 0-2 exactly
+      2*Psi*b*(N-1)/N (all-reduce, or reduce-scatter + all-gather), stage 3
+      reduce-scatter exactly Psi*b*(N-1)/N and all-gathers between one and
+      two gathers of every parameter; Psi is the element count with every
+      parameter padded to a multiple of N, b the element size.
+Prints what it compared; exits 1 on a mismatch.
+"""
+
+import argparse
+import json
+import math
+import re
+import struct
+import sys
+
+
+def load(path, dtype):
+    data = open(path, 'rb').read()
+    size = 4 if dtype == 'f32' else 8
+    return struct.unpack(f'<{len(data) // size}{"f" if size == 4 else "d"}', data)
+
+
+def param_shapes(module):
+    text = open(module).read()
+    sig = text[text.index('@forward_backward('):]
+    sig = sig[: sig.index('->')]
+    return [([int(d) for d in dims.split('x') if d], dtype) for dims, dtype in
+            re.findall(r'tensor<((?:\d+x)*)(f32|f64)> \{zero\.param = "[^"]+"\}', sig)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('what', choices=['params', 'losses', 'comm'])
+    ap.add_argument('files', nargs='+')
+    ap.add_argument('--dtype', default='f32')
+    ap.add_argument('--rel', type=float, default=0.0)
+    ap.add_argument('--module')
+    ap.add_argument('--stage', type=int)
+    args = ap.parse_args()
+
+    if args.what == 'params':
+        a, b = (load(f, args.dtype) for f in args.files)
+        if len(a) != len(b):
+            print(f'FAIL: {len(a)} vs {len(b)} values'); return 1
+        diff = math.sqrt(math.fsum((x - y) ** 2 for x, y in zip(a, b)))
+        norm = math.sqrt(math.fsum(x * x for x in a))
+        rel = diff / norm if norm else diff
+        same = all(x == y or (x != x and y != y) for x, y in zip(a, b))
+        print(f'params: {len(a)} values, relative difference {rel:.3e}, '
+              f'{"bit-identical" if same else "not bit-identical"}')
+        ok = same if args.rel == 0 else rel <= args.rel
+    elif args.what == 'losses':
+        a, b = (json.load(open(f))['losses'] for f in args.files)
+        worst = max(abs(x - y) / abs(x) for x, y in zip(a, b)) if a else 0.0
+        same = a == b
+        print(f'losses: {len(a)} steps, largest relative difference {worst:.3e}, '
+              f'{"identical" if same else "not identical"}')
+        ok = len(a) == len(b) and (same if args.rel == 0 else worst <= args.rel)
+    else:
+        stats = json.load(open(args.files[0]))
+        n = stats['world_size']
+        shapes = param_shapes(args.module)
+        b = 4 if shapes[0][1] == 'f32' else 8
+        psi = sum((math.prod(s) + n - 1) // n * n for s, _ in shapes)
+        unit = psi * b * (n - 1) // n
+        sent = stats['comm_bytes']
+        print(f'comm: N={n} stage {args.stage} Psi={psi} b={b}: '
+              f'sent {json.dumps(sent)}; Psi*b*(N-1)/N = {unit}')
+        if args.stage == 0:
+            ok = sent['all_reduce'] == 2 * unit and sent['reduce_scatter'] == 0 \
+                and sent['all_gather'] == 0
+        elif args.stage in (1, 2):
+            ok = sent['reduce_scatter'] == unit and sent['all_gather'] == unit \
+                and sent['all_reduce'] == 0
+        else:
+            ok = sent['reduce_scatter'] == unit and unit <= sent['all_gather'] <= 2 * unit \
+                and sent['all_reduce'] == 0
+    print('PASS' if ok else 'FAIL')
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
