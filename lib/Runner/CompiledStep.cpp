@@ -253,10 +253,27 @@ llvm::Expected<std::unique_ptr<CompiledStep>> CompiledStep::compileFunctions(
   return compiled;
 }
 
-llvm::Error
-CompiledStep::call(StringRef name, ArrayRef<AbiArg> abi,
-                   llvm::function_ref<Buffer(const AbiArg &)> bufferFor,
-                   ArrayRef<double> hypers) {
+Buffer CompiledStep::Buffers::lookup(const AbiArg &arg) const {
+  switch (arg.role) {
+  case AbiArg::Role::Param:
+    return params[arg.index];
+  case AbiArg::Role::Grad:
+    return grads[arg.index];
+  case AbiArg::Role::State:
+    return states[arg.index];
+  case AbiArg::Role::Batch:
+    return batch[arg.index];
+  case AbiArg::Role::Loss:
+    return loss;
+  case AbiArg::Role::Hyper:
+    break;
+  }
+  return Buffer();
+}
+
+llvm::Error CompiledStep::call(StringRef name, ArrayRef<AbiArg> abi,
+                               const Buffers &buffers,
+                               ArrayRef<double> hypers) {
   // The packed wrapper `_mlir_<name>(void **)` takes one pointer per LLVM
   // argument; a rank-r memref is expanded into (allocated, aligned, offset,
   // sizes[r], strides[r]).
@@ -296,7 +313,7 @@ CompiledStep::call(StringRef name, ArrayRef<AbiArg> abi,
       push(bits);
       continue;
     }
-    Buffer buffer = bufferFor(arg);
+    Buffer buffer = buffers.lookup(arg);
     if (static_cast<int>(buffer.shape.size()) != arg.rank)
       return makeError("buffer of rank " + llvm::Twine(buffer.shape.size()) +
                        " passed for a rank-" + llvm::Twine(arg.rank) +
@@ -343,65 +360,19 @@ CompiledStep::call(StringRef name, ArrayRef<AbiArg> abi,
 llvm::Error CompiledStep::forwardBackward(ArrayRef<Buffer> params,
                                           ArrayRef<Buffer> batch, Buffer loss,
                                           ArrayRef<Buffer> grads) {
-  return call(
-      fbName, fbAbi,
-      [&](const AbiArg &arg) -> Buffer {
-        switch (arg.role) {
-        case AbiArg::Role::Param:
-          return params[arg.index];
-        case AbiArg::Role::Batch:
-          return batch[arg.index];
-        case AbiArg::Role::Loss:
-          return loss;
-        case AbiArg::Role::Grad:
-          return grads[arg.index];
-        default:
-          return Buffer();
-        }
-      },
-      {});
+  return call(fbName, fbAbi, {params, grads, {}, batch, loss}, {});
 }
 
 llvm::Error CompiledStep::optimizer(ArrayRef<Buffer> params,
                                     ArrayRef<Buffer> grads,
                                     ArrayRef<Buffer> states,
                                     ArrayRef<double> hypers) {
-  return call(
-      optName, optAbi,
-      [&](const AbiArg &arg) -> Buffer {
-        switch (arg.role) {
-        case AbiArg::Role::Param:
-          return params[arg.index];
-        case AbiArg::Role::Grad:
-          return grads[arg.index];
-        case AbiArg::Role::State:
-          return states[arg.index];
-        default:
-          return Buffer();
-        }
-      },
-      hypers);
+  return call(optName, optAbi, {params, grads, states, {}, {}}, hypers);
 }
 
 llvm::Error CompiledStep::trainStep(ArrayRef<Buffer> params,
                                     ArrayRef<Buffer> states,
                                     ArrayRef<Buffer> batch, Buffer loss,
                                     ArrayRef<double> hypers) {
-  return call(
-      trainName, trainAbi,
-      [&](const AbiArg &arg) -> Buffer {
-        switch (arg.role) {
-        case AbiArg::Role::Param:
-          return params[arg.index];
-        case AbiArg::Role::State:
-          return states[arg.index];
-        case AbiArg::Role::Batch:
-          return batch[arg.index];
-        case AbiArg::Role::Loss:
-          return loss;
-        default:
-          return Buffer();
-        }
-      },
-      hypers);
+  return call(trainName, trainAbi, {params, {}, states, batch, loss}, hypers);
 }

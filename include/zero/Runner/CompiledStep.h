@@ -96,9 +96,14 @@ public:
 
 private:
   CompiledStep() = default;
+  /// The caller's buffers by role; a function uses the roles it has.
+  struct Buffers {
+    llvm::ArrayRef<Buffer> params, grads, states, batch;
+    Buffer loss;
+    Buffer lookup(const AbiArg &arg) const;
+  };
   llvm::Error call(llvm::StringRef name, llvm::ArrayRef<AbiArg> abi,
-                   llvm::function_ref<Buffer(const AbiArg &)> bufferFor,
-                   llvm::ArrayRef<double> hypers);
+                   const Buffers &buffers, llvm::ArrayRef<double> hypers);
 
   const TrainingStep *step = nullptr;
   static llvm::Expected<std::unique_ptr<CompiledStep>>
