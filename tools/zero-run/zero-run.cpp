@@ -677,6 +677,9 @@ int main(int argc, char **argv) {
   ProgressBar bar(opts.steps);
   zrt_reset_gemm_stats();
   zrt_reset_comm_stats();
+  // Peaks from here on are the training's, not set-up's (stage 3 builds the
+  // full initial parameters once before keeping its slices).
+  zrt_reset_peaks();
   for (unsigned s = 0; s < opts.steps; ++s) {
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)

@@ -320,4 +320,38 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
+  let summary = "Predict per-rank memory of a bufferized training step";
+  let description = [{
+    Reads a training step after `zero-bufferize-step` (memrefs, frees placed
+    by zero-release-early) and predicts what one rank holds:
+
+    - model states by the ZeRO accounting, from the `zero.manifest` of a
+      partitioned `@train_step` (parameters full or sharded, gradients full
+      or sharded, optimizer states full or sharded by stage, padding
+      included) or from the argument types of `forward_backward` and
+      `optimizer`;
+    - the bytes of the buffers a driver passes in (arguments, by category,
+      and out-parameters);
+    - the peak of the bytes the function allocates itself, simulated over
+      its allocations and frees in program order (a loop body counts once;
+      sizes rounded up to their alignment, as the runtime is asked for
+      them);
+    - the predicted peak total: driver buffers plus that peak.
+
+    The report is a remark on each function, or JSON written to `output`.
+
+    Example remark (abridged):
+    ```
+    remark: zero-memory-report: stage 2 on 2 ranks: model states params 232
+    grads 116 optimizer_states 232 bytes; generated peak 2432 bytes;
+    predicted peak total 3104 bytes
+    ```
+  }];
+  let options = [
+    Option<"output", "output", "std::string", "\"\"",
+           "Write the report as JSON to this file instead of remarks">
+  ];
+}
+
 #endif // ZERO_TRANSFORMS_PASSES_TD
