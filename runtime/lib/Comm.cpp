@@ -231,14 +231,18 @@ int64_t validLength(int64_t start, int64_t n, int64_t length) {
   return std::clamp<int64_t>(length - start, 0, n);
 }
 
-void checkCount(int64_t count) {
+/// Validates a collective's buffers; returns false when there is nothing to
+/// do (count 0 is a counted no-op).
+bool checkBuffers(const void *in, const void *out, int64_t count) {
   if (count < 0)
     throw Error("count = " + std::to_string(count) + " is negative");
-}
-
-void checkNotNull(const char *name, const void *ptr) {
-  if (!ptr)
-    throw Error(std::string(name) + " is NULL");
+  if (count == 0)
+    return false;
+  if (!in)
+    throw Error("in is NULL");
+  if (!out)
+    throw Error("out is NULL");
+  return true;
 }
 
 /// count * factor elements of `elementBytes` as a byte count, or an error.
@@ -306,11 +310,8 @@ World &worldForCollective(std::unique_lock<std::mutex> &lock) {
 
 template <typename T>
 uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
-  checkCount(count);
-  if (count == 0)
+  if (!checkBuffers(in, out, count))
     return 0;
-  checkNotNull("in", in);
-  checkNotNull("out", out);
   std::size_t bytes = byteSize(count, 1, sizeof(T));
   if (in != out && overlap(in, bytes, out, bytes))
     throw Error("in and out overlap (in place needs out == in)");
@@ -391,11 +392,8 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
 
 template <typename T>
 uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
-  checkCount(count);
-  if (count == 0)
+  if (!checkBuffers(in, out, count))
     return 0;
-  checkNotNull("in", in);
-  checkNotNull("out", out);
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
   const int N = w.size.load();
@@ -432,11 +430,8 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
 
 template <typename T>
 uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
-  checkCount(count);
-  if (count == 0)
+  if (!checkBuffers(in, out, count))
     return 0;
-  checkNotNull("in", in);
-  checkNotNull("out", out);
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
   const int N = w.size.load(), q = w.rank.load();
