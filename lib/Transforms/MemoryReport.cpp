@@ -116,7 +116,7 @@ int64_t simulate(Block &block, int64_t &live,
 }
 
 struct Report {
-  std::string function;
+  func::FuncOp fn;
   int64_t stage = -1, worldSize = 1;
   llvm::StringMap<int64_t> modelStates; ///< params, grads, optimizer_states
   llvm::StringMap<int64_t> arguments;   ///< by category, out_params
@@ -148,15 +148,8 @@ struct ZeroMemoryReportPass
     if (!ok)
       return signalPassFailure();
     if (output.empty()) {
-      for (auto [fn, r] : llvm::zip(
-               llvm::make_filter_range(
-                   getOperation().getOps<func::FuncOp>(),
-                   [](func::FuncOp f) {
-                     return f->hasAttr(ZeroDialect::RoleAttrHelper::getNameStr()) &&
-                            !f.isExternal();
-                   }),
-               reports)) {
-        InFlightDiagnostic d = fn.emitRemark() << "zero-memory-report: ";
+      for (Report &r : reports) {
+        InFlightDiagnostic d = r.fn.emitRemark() << "zero-memory-report: ";
         if (r.stage >= 0)
           d << "stage " << r.stage << " on " << r.worldSize << " ranks: ";
         d << "model states params " << r.modelStates["params"] << " grads "
@@ -174,7 +167,7 @@ struct ZeroMemoryReportPass
         states[kv.getKey()] = kv.getValue();
       for (auto &kv : r.arguments)
         args[kv.getKey()] = kv.getValue();
-      array.push_back(llvm::json::Object{{"function", r.function},
+      array.push_back(llvm::json::Object{{"function", r.fn.getSymName().str()},
                                          {"stage", r.stage},
                                          {"world_size", r.worldSize},
                                          {"model_state_bytes", std::move(states)},
@@ -194,7 +187,7 @@ struct ZeroMemoryReportPass
 
   Report reportFor(func::FuncOp fn) {
     Report r;
-    r.function = fn.getSymName().str();
+    r.fn = fn;
     for (StringRef k : {"params", "grads", "optimizer_states"})
       r.modelStates[k] = 0;
     // Buffers the caller passes, by the category a driver counts them in.
