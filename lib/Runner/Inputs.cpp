@@ -189,47 +189,72 @@ int64_t mlir::zero::itemsPerBatch(const TrainingStep &step, BatchKind kind) {
   return kind == BatchKind::Language ? t.getNumElements() : t.getDimSize(0);
 }
 
-llvm::Error mlir::zero::fillBatch(const TrainingStep &step, BatchKind kind,
-                                  const TokenData *data, uint64_t seed,
-                                  uint64_t stepIndex,
-                                  llvm::ArrayRef<void *> buffers,
-                                  unsigned rank, unsigned worldSize) {
-  Rng rng(mixSeed(seed ^ 0x6261746368ULL, stepIndex));
+llvm::Expected<BatchSource>
+BatchSource::create(const TrainingStep &step, BatchKind kind,
+                    const TokenData *data, uint64_t seed, unsigned rank,
+                    unsigned worldSize) {
+  BatchSource source;
+  source.step = &step;
+  source.kind = kind;
+  source.data = data;
+  source.seed = seed;
+  source.rank = rank;
+  source.worldSize = worldSize;
   if (kind == BatchKind::Language) {
-    int64_t b = step.batch[0].type.getDimSize(0);
     int64_t t = step.batch[0].type.getDimSize(1);
     if (!data || static_cast<int64_t>(data->tokens.size()) < t + 1)
       return makeError("the " + (data ? data->source : std::string("data")) +
                        " has " + llvm::Twine(data ? data->tokens.size() : 0) +
                        " tokens; a sequence of " + llvm::Twine(t) +
                        " needs at least " + llvm::Twine(t + 1));
-    unsigned tokensIdx = step.batch[0].name == "tokens" ? 0 : 1;
-    auto *tokens = static_cast<int32_t *>(buffers[tokensIdx]);
-    auto *targets = static_cast<int32_t *>(buffers[1 - tokensIdx]);
-    uint64_t windows = data->tokens.size() - t;
-    for (int64_t global = 0; global < b * worldSize; ++global) {
-      uint64_t offset = rng.below(windows);
-      int64_t row = global - static_cast<int64_t>(rank) * b;
-      if (row < 0 || row >= b)
-        continue;
-      for (int64_t i = 0; i < t; ++i) {
-        tokens[row * t + i] = data->tokens[offset + i];
-        targets[row * t + i] = data->tokens[offset + i + 1];
-      }
-    }
-    return llvm::Error::success();
+    return source;
   }
-
-  // Regression: the teacher depends on the seed only, the inputs on the step.
   unsigned inputIdx = step.batch[0].name == "input" ? 0 : 1;
-  RankedTensorType inType = step.batch[inputIdx].type;
-  RankedTensorType outType = step.batch[1 - inputIdx].type;
+  int64_t in = step.batch[inputIdx].type.getDimSize(1);
+  int64_t out = step.batch[1 - inputIdx].type.getDimSize(1);
+  Rng teacherRng(mixSeed(seed, 0x7465616368ULL));
+  source.teacher.resize(in * out);
+  for (double &w : source.teacher)
+    w = teacherRng.normal() / std::sqrt(static_cast<double>(in));
+  return source;
+}
+
+void BatchSource::fill(uint64_t stepIndex,
+                       llvm::ArrayRef<void *> buffers) const {
+  Rng rng(mixSeed(seed ^ 0x6261746368ULL, stepIndex));
+  if (kind == BatchKind::Language)
+    fillLanguage(rng, buffers);
+  else
+    fillRegression(rng, buffers);
+}
+
+void BatchSource::fillLanguage(Rng &rng,
+                               llvm::ArrayRef<void *> buffers) const {
+  int64_t b = step->batch[0].type.getDimSize(0);
+  int64_t t = step->batch[0].type.getDimSize(1);
+  unsigned tokensIdx = step->batch[0].name == "tokens" ? 0 : 1;
+  auto *tokens = static_cast<int32_t *>(buffers[tokensIdx]);
+  auto *targets = static_cast<int32_t *>(buffers[1 - tokensIdx]);
+  uint64_t windows = data->tokens.size() - t;
+  for (int64_t global = 0; global < b * worldSize; ++global) {
+    uint64_t offset = rng.below(windows);
+    int64_t row = global - static_cast<int64_t>(rank) * b;
+    if (row < 0 || row >= b)
+      continue;
+    for (int64_t i = 0; i < t; ++i) {
+      tokens[row * t + i] = data->tokens[offset + i];
+      targets[row * t + i] = data->tokens[offset + i + 1];
+    }
+  }
+}
+
+void BatchSource::fillRegression(Rng &rng,
+                                 llvm::ArrayRef<void *> buffers) const {
+  unsigned inputIdx = step->batch[0].name == "input" ? 0 : 1;
+  RankedTensorType inType = step->batch[inputIdx].type;
+  RankedTensorType outType = step->batch[1 - inputIdx].type;
   int64_t rows = inType.getDimSize(0), in = inType.getDimSize(1),
           out = outType.getDimSize(1);
-  Rng teacherRng(mixSeed(seed, 0x7465616368ULL));
-  std::vector<double> teacher(in * out);
-  for (double &w : teacher)
-    w = teacherRng.normal() / std::sqrt(static_cast<double>(in));
   // Draw the global batch's inputs in order and keep this rank's rows.
   std::vector<double> x(rows * in);
   for (int64_t g = 0; g < rows * static_cast<int64_t>(worldSize); ++g)
@@ -256,5 +281,4 @@ llvm::Error mlir::zero::fillBatch(const TrainingStep &step, BatchKind kind,
       store(buffers[1 - inputIdx], r * out + o, std::tanh(acc));
     }
   }
-  return llvm::Error::success();
 }

@@ -546,12 +546,6 @@ int main(int argc, char **argv) {
                          "--vocab {3} or more",
                          data.source, data.maxToken, vocab, data.maxToken + 1)
                .str());
-    int64_t seqLen = step.batch[0].type.getDimSize(1);
-    if (static_cast<int64_t>(data.tokens.size()) < seqLen + 1)
-      fail(llvm::formatv("the {0} has {1} tokens; a sequence of {2} needs at "
-                         "least {3}",
-                         data.source, data.tokens.size(), seqLen, seqLen + 1)
-               .str());
   } else if (!opts.dataFile.empty()) {
     fail("--data gives token files, which only language-model steps "
          "(batch inputs 'tokens' and 'targets') take");
@@ -632,7 +626,10 @@ int main(int argc, char **argv) {
   std::vector<void *> batchPtrs;
   for (auto &t : batch)
     batchPtrs.push_back(t.data);
-  failOn(fillBatch(step, *kind, &data, opts.seed, 0, batchPtrs, rank, world));
+  auto batches = BatchSource::create(step, *kind, &data, opts.seed, rank, world);
+  if (!batches)
+    failOn(batches.takeError());
+  batches->fill(0, batchPtrs);
 
   CompiledStep::Options compileOptions;
   compileOptions.gemmToRuntime = !opts.noGemmRuntime;
@@ -683,8 +680,7 @@ int main(int argc, char **argv) {
   for (unsigned s = 0; s < opts.steps; ++s) {
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)
-      failOn(fillBatch(step, *kind, &data, opts.seed, s, batchPtrs, rank,
-                       world));
+      batches->fill(s, batchPtrs);
     if (stepSlot >= 0)
       hypers[stepSlot] = s + 1;
     if (partitioned)

@@ -80,17 +80,39 @@ enum class BatchKind {
 /// Classifies the step's batch inputs, or says why none fits.
 llvm::Expected<BatchKind> classifyBatch(const TrainingStep &step);
 
-/// Fills the step's batch buffers (TrainingStep::batch order) for `step`
-/// (0-based). Language batches take B windows of T+1 tokens at offsets drawn
-/// from (seed, step); Regression batches draw inputs from (seed, step).
-/// `data` is required for Language batches. With `worldSize` ranks the
-/// global batch has worldSize * B rows, drawn in the same order on every
-/// rank, and `rank` gets rows [rank * B, (rank + 1) * B): N ranks with
-/// micro-batch B see exactly the samples one rank with batch N * B sees.
-llvm::Error fillBatch(const TrainingStep &step, BatchKind kind,
-                      const TokenData *data, uint64_t seed, uint64_t stepIndex,
-                      llvm::ArrayRef<void *> buffers, unsigned rank = 0,
-                      unsigned worldSize = 1);
+/// The batches of a training run. Language batches take B windows of T+1
+/// tokens at offsets drawn from (seed, step); Regression batches draw inputs
+/// from (seed, step) and apply a teacher drawn once from the seed. With
+/// `worldSize` ranks the global batch has worldSize * B rows, drawn in the
+/// same order on every rank, and `rank` gets rows [rank * B, (rank + 1) * B):
+/// N ranks with micro-batch B see exactly the samples one rank with batch
+/// N * B sees.
+class BatchSource {
+public:
+  /// Checks once that `data` (required for Language batches) covers a
+  /// sequence plus its target.
+  static llvm::Expected<BatchSource> create(const TrainingStep &step,
+                                            BatchKind kind,
+                                            const TokenData *data,
+                                            uint64_t seed, unsigned rank = 0,
+                                            unsigned worldSize = 1);
+
+  /// Fills the step's batch buffers (TrainingStep::batch order) for step
+  /// `stepIndex` (0-based).
+  void fill(uint64_t stepIndex, llvm::ArrayRef<void *> buffers) const;
+
+private:
+  BatchSource() = default;
+  void fillLanguage(Rng &rng, llvm::ArrayRef<void *> buffers) const;
+  void fillRegression(Rng &rng, llvm::ArrayRef<void *> buffers) const;
+
+  const TrainingStep *step = nullptr;
+  BatchKind kind = BatchKind::Language;
+  const TokenData *data = nullptr;
+  uint64_t seed = 0;
+  unsigned rank = 0, worldSize = 1;
+  std::vector<double> teacher; ///< Regression: in x out, from the seed.
+};
 
 /// Tokens per batch (B * T) for Language batches, rows for Regression.
 int64_t itemsPerBatch(const TrainingStep &step, BatchKind kind);
