@@ -209,28 +209,24 @@ void parseOptions(int argc, char **argv) {
     auto bad = [&](const char *what) {
       fail("option '--" + key + "' expects " + what + ", got '" + value + "'");
     };
-    switch (spec->kind) {
-    case Unsigned: {
-      unsigned v;
-      if (value.getAsInteger(10, v))
-        bad("a non-negative integer");
-      *static_cast<unsigned *>(spec->target) = v;
-      break;
-    }
-    case Int: {
-      int v;
+    // A non-negative integer of the option's type.
+    auto integer = [&](auto *target) {
+      using T = std::remove_pointer_t<decltype(target)>;
+      T v;
       if (value.getAsInteger(10, v) || v < 0)
         bad("a non-negative integer");
-      *static_cast<int *>(spec->target) = v;
+      *target = v;
+    };
+    switch (spec->kind) {
+    case Unsigned:
+      integer(static_cast<unsigned *>(spec->target));
       break;
-    }
-    case UInt64: {
-      uint64_t v;
-      if (value.getAsInteger(10, v))
-        bad("a non-negative integer");
-      *static_cast<uint64_t *>(spec->target) = v;
+    case Int:
+      integer(static_cast<int *>(spec->target));
       break;
-    }
+    case UInt64:
+      integer(static_cast<uint64_t *>(spec->target));
+      break;
     case Double: {
       double v;
       if (value.getAsDouble(v) || !std::isfinite(v))
