@@ -54,6 +54,7 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
 
 void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
                                     const LowerCPUOptions &opts) {
+  pm.addPass(createZeroAllocCategoriesPass());
   if (opts.gemmToRuntime)
     pm.addPass(createZeroLinalgToRuntimePass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -12,7 +12,9 @@
 
 #include "RuntimeCalls.h"
 
+#include "zero/Analysis/Allocations.h"
 #include "zero/Conversion/Pipelines.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,7 +72,16 @@ LogicalResult callCollective(RewriterBase &rewriter, Operation *op,
   Value inPtr = zero::getBufferView(rewriter, loc, in).ptr;
   Value outPtr = zero::getBufferView(rewriter, loc, out).ptr;
   Value n = arith::ConstantIntOp::create(rewriter, loc, i64, count);
-  func::CallOp::create(rewriter, loc, *callee, ValueRange{inPtr, outPtr, n});
+  auto call = func::CallOp::create(rewriter, loc, *callee,
+                                   ValueRange{inPtr, outPtr, n});
+  // A reduction's input is the full gradient: its category goes on the
+  // call for now; zero-shard-to-runtime moves it to the input's allocation,
+  // which the bufferization in progress may not have materialized yet.
+  if (!isa<shard::AllGatherOp>(op))
+    if (Attribute category =
+            op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr()))
+      call->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
+                    category);
   return success();
 }
 
@@ -105,12 +116,19 @@ struct CollectiveModel
     auto outType =
         MemRefType::get(resultType.getShape(), resultType.getElementType());
     Value input = contiguous(rewriter, op->getLoc(), *in);
-    Value out = memref::AllocOp::create(rewriter, op->getLoc(), outType,
-                                        rewriter.getI64IntegerAttr(64));
+    auto out = memref::AllocOp::create(rewriter, op->getLoc(), outType,
+                                       rewriter.getI64IntegerAttr(64));
+    // zero.category (set by zero-partition): the memory category of the
+    // result buffer and, for the reductions, of the full gradient they read.
+    if (auto category = op->getAttrOfType<StringAttr>(
+            zero::ZeroDialect::CategoryAttrHelper::getNameStr())) {
+      out->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
+                   category);
+    }
     if (failed(static_cast<const ConcreteModel *>(this)->emit(
             rewriter, concrete, input, out)))
       return failure();
-    replaceOpWithBufferizedValues(rewriter, op, out);
+    replaceOpWithBufferizedValues(rewriter, op, out.getResult());
     return success();
   }
 };
@@ -184,6 +202,27 @@ struct ZeroShardToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Reductions carry the category of the buffer they read; put it on that
+    // buffer's allocation. The pointer argument is
+    // gep(inttoptr(index_cast(extract_aligned_pointer_as_index %m)), off).
+    module.walk([&](func::CallOp call) {
+      StringRef name = zero::ZeroDialect::CategoryAttrHelper::getNameStr();
+      Attribute category = call->removeAttr(name);
+      if (!category || call.getNumOperands() == 0)
+        return;
+      Value v = call.getOperand(0);
+      while (Operation *def = v.getDefiningOp()) {
+        if (auto gep = dyn_cast<LLVM::GEPOp>(def))
+          v = gep.getBase();
+        else if (isa<LLVM::IntToPtrOp, arith::IndexCastOp>(def))
+          v = def->getOperand(0);
+        else
+          break;
+      }
+      if (auto base = v.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>())
+        if (Operation *alloc = zero::getAllocation(base.getSource()))
+          alloc->setAttr(name, category);
+    });
     SmallVector<shard::ProcessLinearIndexOp> ranks;
     module.walk([&](shard::ProcessLinearIndexOp op) { ranks.push_back(op); });
     if (!ranks.empty()) {

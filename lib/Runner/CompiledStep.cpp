@@ -211,6 +211,8 @@ llvm::Expected<std::unique_ptr<CompiledStep>> CompiledStep::compileFunctions(
         reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
     add("_mlir_memref_to_llvm_free",
         reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
+    add("zrt_set_generated_category",
+        reinterpret_cast<void *>(&zrt_set_generated_category));
     // Collectives of zero-partition's output (zero-shard-to-runtime).
     add("zrt_world_rank", reinterpret_cast<void *>(&zrt_world_rank));
     add("zrt_all_gather_f32", reinterpret_cast<void *>(&zrt_all_gather_f32));

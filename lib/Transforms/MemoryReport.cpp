@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/Analysis/Allocations.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
@@ -31,23 +32,6 @@ int64_t bytesOf(MemRefType t) {
   return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
 }
 
-/// The allocation a memref value refers to, through views.
-Operation *allocationOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (isa<memref::AllocOp, memref::AllocaOp>(def))
-      return def;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
-    return nullptr;
-  }
-  return nullptr;
-}
-
-/// Simulates the live bytes of `block`'s allocations; returns the peak
-/// reached inside it on top of what was live on entry. Allocations not
-/// freed in the block stay live (counted into `live`).
 /// Scratch the runtime's collective `call` allocates while it runs (its
 /// ZRT_COMM receive buffers; docs/decisions.md, "Collectives reduce in one
 /// fixed order"): N blocks of the segment, the segment bounded by the
@@ -78,50 +62,99 @@ int64_t commScratch(func::CallOp call, int64_t n) {
   return scratch;
 }
 
-int64_t simulate(Block &block, int64_t &live,
-                 llvm::DenseMap<Operation *, int64_t> &sizes, int64_t n) {
-  int64_t peak = live;
+/// The runtime's categories: kAllocCategories, then the collectives' comm.
+constexpr unsigned kNumCategories = std::size(kAllocCategories) + 1;
+constexpr unsigned kComm = kNumCategories - 1;
+constexpr StringLiteral kCategoryNames[kNumCategories] = {
+    kAllocCategories[0], kAllocCategories[1], kAllocCategories[2],
+    kAllocCategories[3], "comm"};
+
+unsigned categoryIndex(StringRef name) {
+  return llvm::find(kCategoryNames, name) - std::begin(kCategoryNames);
+}
+
+/// Live bytes by category and their peaks, each category's peak on its own
+/// (as the runtime keeps them) and the peak of the total.
+struct Live {
+  std::array<int64_t, kNumCategories> bytes{}, peak{};
+  int64_t total = 0, peakTotal = 0;
+
+  void add(unsigned category, int64_t n) {
+    bytes[category] += n;
+    total += n;
+    peak[category] = std::max(peak[category], bytes[category]);
+    peakTotal = std::max(peakTotal, total);
+  }
+  /// Peaks reached by `other`, a simulation that started from this state;
+  /// what it left live stays live.
+  void merge(const Live &other) {
+    for (unsigned c = 0; c < kNumCategories; ++c) {
+      peak[c] = std::max(peak[c], other.peak[c]);
+      bytes[c] = std::max(bytes[c], other.bytes[c]);
+    }
+    peakTotal = std::max(peakTotal, other.peakTotal);
+    total = std::max(total, other.total);
+  }
+};
+
+/// A live allocation: its bytes and category.
+struct Allocated {
+  int64_t bytes;
+  unsigned category;
+};
+
+/// Simulates the live bytes of `block`'s allocations in program order, on
+/// top of what `live` holds on entry. Allocations not freed in the block
+/// stay live.
+void simulate(Block &block, Live &live,
+              llvm::DenseMap<Operation *, Allocated> &allocated, int64_t n) {
   for (Operation &op : block) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
-      peak = std::max(peak, live + commScratch(call, n));
+      int64_t scratch = commScratch(call, n);
+      live.add(kComm, scratch);
+      live.add(kComm, -scratch);
       continue;
     }
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
       int64_t bytes = bytesOf(alloc.getType());
       int64_t align = alloc.getAlignment().value_or(1);
       bytes = (bytes + align - 1) / align * align;
-      sizes[alloc] = bytes;
-      live += bytes;
-      peak = std::max(peak, live);
+      unsigned category = categoryIndex(getAllocationCategory(alloc));
+      allocated[alloc] = {bytes, category};
+      live.add(category, bytes);
       continue;
     }
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      if (Operation *a = allocationOf(dealloc.getMemref()))
-        if (auto it = sizes.find(a); it != sizes.end()) {
-          live -= it->second;
-          sizes.erase(it);
+      if (Operation *a = getAllocation(dealloc.getMemref()))
+        if (auto it = allocated.find(a); it != allocated.end()) {
+          live.add(it->second.category, -it->second.bytes);
+          allocated.erase(it);
         }
       continue;
     }
-    // Nested regions (loop bodies, conditionals): their own allocations are
-    // simulated from the current level; what they leave live stays live.
+    // Nested regions (loop bodies, conditionals): each is simulated once
+    // from the current state; what they leave live stays live.
+    Live before = live;
     for (Region &region : op.getRegions())
       for (Block &inner : region) {
-        int64_t innerLive = live;
-        peak = std::max(peak, simulate(inner, innerLive, sizes, n));
-        live = std::max(live, innerLive);
+        Live innerLive = before;
+        simulate(inner, innerLive, allocated, n);
+        live.merge(innerLive);
       }
   }
-  return peak;
 }
 
 struct Report {
   func::FuncOp fn;
   int64_t stage = -1, worldSize = 1;
   llvm::StringMap<int64_t> modelStates; ///< params, grads, optimizer_states
-  llvm::StringMap<int64_t> arguments;   ///< by category, out_params
+  llvm::StringMap<int64_t> arguments;   ///< by category
+  int64_t largestTensor = 0; ///< bytes of the largest padded parameter
+  int64_t numParams = 0;
   int64_t generatedPeak = 0;
   int64_t predictedPeak = 0;
+  /// Predicted peak per runtime category (arguments plus generated code).
+  std::array<int64_t, kNumCategories> predictedByCategory{};
 };
 
 struct ZeroMemoryReportPass
@@ -156,13 +189,19 @@ struct ZeroMemoryReportPass
           << r.modelStates["grads"] << " optimizer_states "
           << r.modelStates["optimizer_states"] << " bytes; generated peak "
           << r.generatedPeak << " bytes; predicted peak total "
-          << r.predictedPeak << " bytes";
+          << r.predictedPeak << " bytes (";
+        for (unsigned c = 0; c < kNumCategories; ++c)
+          d << (c ? ", " : "") << kCategoryNames[c] << " "
+            << r.predictedByCategory[c];
+        d << ")";
       }
       return;
     }
     llvm::json::Array array;
     for (Report &r : reports) {
-      llvm::json::Object states, args;
+      llvm::json::Object states, args, byCategory;
+      for (unsigned c = 0; c < kNumCategories; ++c)
+        byCategory[kCategoryNames[c]] = r.predictedByCategory[c];
       for (auto &kv : r.modelStates)
         states[kv.getKey()] = kv.getValue();
       for (auto &kv : r.arguments)
@@ -173,7 +212,11 @@ struct ZeroMemoryReportPass
                                          {"model_state_bytes", std::move(states)},
                                          {"argument_bytes", std::move(args)},
                                          {"generated_peak_bytes", r.generatedPeak},
-                                         {"predicted_peak_bytes", r.predictedPeak}});
+                                         {"predicted_peak_bytes", r.predictedPeak},
+                                         {"predicted_peak_bytes_by_category",
+                                          std::move(byCategory)},
+                                         {"largest_tensor_bytes", r.largestTensor},
+                                         {"num_params", r.numParams}});
     }
     std::error_code ec;
     llvm::raw_fd_ostream os(output, ec, llvm::sys::fs::OF_Text);
@@ -191,7 +234,7 @@ struct ZeroMemoryReportPass
     for (StringRef k : {"params", "grads", "optimizer_states"})
       r.modelStates[k] = 0;
     // Buffers the caller passes, by the category a driver counts them in.
-    int64_t argTotal = 0;
+    Live live;
     for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
       auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
       if (!t)
@@ -205,8 +248,9 @@ struct ZeroMemoryReportPass
               ? "optimizer_states"
               : "activations";
       r.arguments[category] += bytesOf(t);
-      argTotal += bytesOf(t);
+      live.add(categoryIndex(category), bytesOf(t));
     }
+    int64_t argTotal = live.total;
     if (auto manifest = fn->getAttrOfType<ArrayAttr>(
             ZeroDialect::ManifestAttrHelper::getNameStr())) {
       r.stage = fn->getAttrOfType<IntegerAttr>(
@@ -226,21 +270,32 @@ struct ZeroMemoryReportPass
         auto d = cast<DictionaryAttr>(a);
         fullElems += d.getAs<IntegerAttr>("numel").getInt();
         shardElems += d.getAs<IntegerAttr>("shard").getInt();
+        r.largestTensor =
+            std::max(r.largestTensor, d.getAs<IntegerAttr>("padded").getInt());
       }
+      r.largestTensor *= eltBytes;
+      r.numParams = manifest.size();
       r.modelStates["params"] =
           (r.stage >= 3 ? shardElems : fullElems) * eltBytes;
       r.modelStates["grads"] =
           (r.stage >= 2 ? shardElems : fullElems) * eltBytes;
       r.modelStates["optimizer_states"] = r.arguments["optimizer_states"];
     } else {
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+        if (auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
+            t && fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr())) {
+          r.largestTensor = std::max(r.largestTensor, bytesOf(t));
+          ++r.numParams;
+        }
       r.modelStates["params"] = r.arguments["params"];
       r.modelStates["grads"] = r.arguments["grads"];
       r.modelStates["optimizer_states"] = r.arguments["optimizer_states"];
     }
-    llvm::DenseMap<Operation *, int64_t> sizes;
-    int64_t live = 0;
-    r.generatedPeak = simulate(fn.getBody().front(), live, sizes, r.worldSize);
-    r.predictedPeak = argTotal + r.generatedPeak;
+    llvm::DenseMap<Operation *, Allocated> allocated;
+    simulate(fn.getBody().front(), live, allocated, r.worldSize);
+    r.predictedPeak = live.peakTotal;
+    r.generatedPeak = live.peakTotal - argTotal;
+    r.predictedByCategory = live.peak;
     return r;
   }
 };

@@ -14,6 +14,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -77,6 +78,9 @@ private:
   Value flattenPad(OpBuilder &b, Value v);
   Value unpadExpand(OpBuilder &b, Value flat, RankedTensorType type);
   Value scale(OpBuilder &b, Value v, double factor);
+  /// Marks a collective with the memory category of the buffers it makes
+  /// (and, for a reduction, of the full gradient it reads).
+  void setCategory(Operation *op, StringRef category);
   Value rankOffset(OpBuilder &b, int64_t shard);
   Value allGather(OpBuilder &b, Value shardValue, RankedTensorType full);
   Value reduceScatter(OpBuilder &b, Value g);
@@ -136,15 +140,16 @@ Value Partitioner::unpadExpand(OpBuilder &b, Value flat,
 }
 
 Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
+  // In place (`v` is the init, no input): `v` is a collective's fresh
+  // result, used only here, so the product overwrites its buffer instead of
+  // taking a second one.
   auto type = cast<RankedTensorType>(v.getType());
   unsigned rank = type.getRank();
-  Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                       type.getElementType());
   AffineMap id = b.getMultiDimIdentityMap(rank);
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{v}, ValueRange{init},
-             ArrayRef<AffineMap>{id, id}, iters,
+             b, loc, TypeRange{type}, ValueRange{}, ValueRange{v},
+             ArrayRef<AffineMap>{id}, iters,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value c = arith::ConstantOp::create(
                    nb, l, type.getElementType(),
@@ -153,6 +158,11 @@ Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
                linalg::YieldOp::create(nb, l, r);
              })
       .getResult(0);
+}
+
+void Partitioner::setCategory(Operation *op, StringRef category) {
+  op->setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
+              StringAttr::get(ctx, category));
 }
 
 Value Partitioner::rankOffset(OpBuilder &b, int64_t shard) {
@@ -169,19 +179,22 @@ Value Partitioner::allGather(OpBuilder &b, Value shardValue,
                              RankedTensorType full) {
   Layout l = layoutOf(full.getShape());
   auto paddedType = RankedTensorType::get({l.padded}, full.getElementType());
-  Value gathered = shard::AllGatherOp::create(
+  auto gather = shard::AllGatherOp::create(
       b, loc, paddedType, kGrid, ArrayRef<int16_t>{0}, shardValue,
       APInt(64, 0));
+  setCategory(gather, "params");
+  Value gathered = gather.getResult();
   return unpadExpand(b, gathered, full);
 }
 
 Value Partitioner::reduceScatter(OpBuilder &b, Value g) {
   auto type = cast<RankedTensorType>(g.getType());
   Value padded = flattenPad(b, g);
-  Value scattered = shard::ReduceScatterOp::create(
+  auto scattered = shard::ReduceScatterOp::create(
       b, loc, shardType(type), kGrid, ArrayRef<int16_t>{0}, padded,
       shard::ReductionKind::Sum, APInt(64, 0));
-  return scale(b, scattered, 1.0 / static_cast<double>(n));
+  setCategory(scattered, "grads");
+  return scale(b, scattered.getResult(), 1.0 / static_cast<double>(n));
 }
 
 /// Which all-reduce completes a partial full reduction, from its payload.
@@ -531,10 +544,11 @@ LogicalResult Partitioner::run() {
       gb.setInsertionPointToEnd(body);
     if (stage == 0) {
       Value padded = flattenPad(gb, g);
-      Value summed = shard::AllReduceOp::create(
+      auto summed = shard::AllReduceOp::create(
           gb, loc, padded.getType(), kGrid, ArrayRef<int16_t>{0}, padded,
           shard::ReductionKind::Sum);
-      Value mean = scale(gb, summed, 1.0 / static_cast<double>(n));
+      setCategory(summed, "grads");
+      Value mean = scale(gb, summed.getResult(), 1.0 / static_cast<double>(n));
       optGrads[i] = unpadExpand(gb, mean, p.type);
     } else {
       optGrads[i] = reduceScatter(gb, g);
@@ -579,8 +593,13 @@ LogicalResult Partitioner::run() {
   SmallVector<Value> results{globalLoss};
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value updated = optMap.lookup(optReturn->getOperand(p.optResult));
+    // Stages 1/2 gather the updated slices straight into the parameter's
+    // buffer (its old value is dead by now), so the step updates parameters
+    // in place at every stage.
     if (stage == 1 || stage == 2)
-      updated = allGather(b, updated, p.type);
+      updated = bufferization::MaterializeInDestinationOp::create(
+                    b, loc, allGather(b, updated, p.type), paramArg(i))
+                    .getResult();
     results.push_back(updated);
   }
   for (const StateInfo &s : step.states)

@@ -33,7 +33,7 @@
 // S3-NEXT:   "params": 52
 // S3:      "predicted_peak_bytes": [[PEAK:[0-9]+]]
 
-// REMARK: remark: zero-memory-report: stage 2 on 2 ranks: model states params 100 grads 52 optimizer_states 52 bytes; generated peak {{[0-9]+}} bytes; predicted peak total {{[0-9]+}} bytes
+// REMARK: remark: zero-memory-report: stage 2 on 2 ranks: model states params 100 grads 52 optimizer_states 52 bytes; generated peak {{[0-9]+}} bytes; predicted peak total {{[0-9]+}} bytes (params {{[0-9]+}}, grads {{[0-9]+}}, optimizer_states 52, activations {{[0-9]+}}, comm {{[0-9]+}})
 
 // PLAIN-DAG: remark: zero-memory-report: model states params 100 grads 100 optimizer_states 0 bytes
 // PLAIN-DAG: remark: zero-memory-report: model states params 100 grads 100 optimizer_states 100 bytes

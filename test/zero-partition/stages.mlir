@@ -14,7 +14,7 @@
 // CHECK-LABEL: func.func @train_step(
 // S0-SAME:       %[[W1:.*]]: tensor<3x5xf32> {zero.param = "w1"}, %[[W2:.*]]: tensor<5x2xf32> {zero.param = "w2"},
 // S0-SAME:       tensor<3x5xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5x2xf32> {zero.state
-// S1-SAME:       tensor<3x5xf32> {zero.param = "w1"}, %{{.*}}: tensor<5x2xf32> {zero.param = "w2"},
+// S1-SAME:       %[[W1:.*]]: tensor<3x5xf32> {zero.param = "w1"}, %{{.*}}: tensor<5x2xf32> {zero.param = "w2"},
 // S1-SAME:       tensor<8xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.state
 // S2-SAME:       tensor<8xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.state
 // S3-SAME:       %[[W1:.*]]: tensor<8xf32> {zero.param = "w1"}, %[[W2:.*]]: tensor<5xf32> {zero.param = "w2"},
@@ -30,13 +30,19 @@
 // S3-SAME:       zero.stage = 3 : i64, zero.world_size = 2 : i64
 
 // Stage 0: replicated; gradients all-reduced over the padded flat view, then
-// averaged; the optimizer runs on full tensors.
+// averaged in place; the optimizer runs on full tensors. Collectives on
+// gradients carry zero.category = "grads" (the runtime counts their buffers
+// as gradients).
 // S0-NOT:      shard.all_gather
 // S0-NOT:      shard.reduce_scatter
 // S0:          linalg.matmul ins(%{{.*}}, %[[W1]] : tensor<4x3xf32>, tensor<3x5xf32>)
 // S0:          %[[G1:.*]] = tensor.pad %{{.*}} low[0] high[1]
-// S0:          shard.all_reduce %[[G1]] on @zero_grid grid_axes = [0] : tensor<16xf32> -> tensor<16xf32>
-// S0:          shard.all_reduce %{{.*}} on @zero_grid grid_axes = [0] : tensor<10xf32> -> tensor<10xf32>
+// S0:          %[[SUM1:.*]] = shard.all_reduce %[[G1]] on @zero_grid grid_axes = [0] {zero.category = "grads"} : tensor<16xf32> -> tensor<16xf32>
+// S0-NEXT:     linalg.generic {{.*}} outs(%[[SUM1]] : tensor<16xf32>)
+// S0-NEXT:     ^bb0(%[[OUT:.*]]: f32):
+// S0-NEXT:       %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// S0-NEXT:       arith.mulf %[[OUT]], %[[HALF]] : f32
+// S0:          shard.all_reduce %{{.*}} on @zero_grid grid_axes = [0] {zero.category = "grads"} : tensor<10xf32> -> tensor<10xf32>
 // S0:          linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%{{.*}} : tensor<3x5xf32>)
 // S0:          linalg.generic {{.*}} outs(%[[W1]], %{{.*}} : tensor<3x5xf32>, tensor<3x5xf32>)
 
@@ -44,22 +50,23 @@
 // rank updates its slice of the parameter and gathers the new parameter.
 // S1:          linalg.matmul {{.*}} -> tensor<3x5xf32>
 // S1-NOT:      linalg.matmul
-// S1:          shard.reduce_scatter %{{.*}} on @zero_grid grid_axes = [0] scatter_axis = 0 : tensor<16xf32> -> tensor<8xf32>
-// S1:          shard.reduce_scatter %{{.*}} on @zero_grid grid_axes = [0] scatter_axis = 0 : tensor<10xf32> -> tensor<5xf32>
+// S1:          shard.reduce_scatter %{{.*}} on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<16xf32> -> tensor<8xf32>
+// S1:          shard.reduce_scatter %{{.*}} on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<10xf32> -> tensor<5xf32>
 // S1:          tensor.extract_slice %{{.*}}[%{{.*}}] [8] [1] : tensor<16xf32> to tensor<8xf32>
 
 // Stage 2: w2's gradient is reduce-scattered right after the matmul that
 // produces it, before the backward pass goes on to w1.
 // S2:          %[[G2:.*]] = linalg.matmul {{.*}} -> tensor<5x2xf32>
 // S2-NEXT:     %[[G2F:.*]] = tensor.collapse_shape %[[G2]]
-// S2-NEXT:     shard.reduce_scatter %[[G2F]] on @zero_grid grid_axes = [0] scatter_axis = 0 : tensor<10xf32> -> tensor<5xf32>
+// S2-NEXT:     shard.reduce_scatter %[[G2F]] on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<10xf32> -> tensor<5xf32>
 // S2:          linalg.matmul {{.*}} -> tensor<4x5xf32>
 // S2:          linalg.matmul {{.*}} -> tensor<3x5xf32>
 // S2:          shard.reduce_scatter %{{.*}} : tensor<16xf32> -> tensor<8xf32>
 
 // Stage 3: parameters are gathered right before their first use; w2, also
-// needed by the backward pass, is gathered again there.
-// S3:          %[[A1:.*]] = shard.all_gather %[[W1]] on @zero_grid grid_axes = [0] gather_axis = 0 : tensor<8xf32> -> tensor<16xf32>
+// needed by the backward pass, is gathered again there. Gathered parameters
+// count as parameters.
+// S3:          %[[A1:.*]] = shard.all_gather %[[W1]] on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<8xf32> -> tensor<16xf32>
 // S3-NEXT:     %[[U1:.*]] = tensor.extract_slice %[[A1]][0] [15] [1]
 // S3-NEXT:     %[[F1:.*]] = tensor.expand_shape %[[U1]] {{\[}}[0, 1]] output_shape [3, 5]
 // S3-NEXT:     linalg.matmul ins(%{{.*}}, %[[F1]] : tensor<4x3xf32>, tensor<3x5xf32>)
@@ -78,13 +85,17 @@
 // S1:            arith.cmpi ult, %{{.*}}, %{{.*}} : index
 // S1:            arith.select
 // S1:          shard.all_reduce %{{.*}} on @zero_grid grid_axes = [0] : tensor<f32> -> tensor<f32>
-// S1:          shard.all_gather %{{.*}} : tensor<8xf32> -> tensor<16xf32>
+// Stages 1/2 gather the updated slices into the parameters' own buffers: the
+// step updates parameters in place, as at stages 0 and 3.
+// S1:          %[[N1:.*]] = shard.all_gather %{{.*}} : tensor<8xf32> -> tensor<16xf32>
+// S1-NEXT:     %[[N1U:.*]] = tensor.extract_slice %[[N1]][0] [15] [1]
+// S1-NEXT:     %[[N1F:.*]] = tensor.expand_shape %[[N1U]]
+// S1-NEXT:     bufferization.materialize_in_destination %[[N1F]] in %[[W1]] : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
 // S1:          shard.all_gather %{{.*}} : tensor<5xf32> -> tensor<10xf32>
 
 // The loss is averaged over ranks, and returned first.
 // LOSS:        %[[LS:.*]] = shard.all_reduce %{{.*}} on @zero_grid grid_axes = [0] : tensor<f32> -> tensor<f32>
-// LOSS-NEXT:   tensor.empty() : tensor<f32>
-// LOSS-NEXT:   %[[L:.*]] = linalg.generic {{.*}} ins(%[[LS]] : tensor<f32>)
+// LOSS-NEXT:   %[[L:.*]] = linalg.generic {{.*}} outs(%[[LS]] : tensor<f32>)
 // LOSS-NEXT:   ^bb0
 // LOSS-NEXT:     arith.constant 5.000000e-01 : f32
 // LOSS:        return %[[L]],

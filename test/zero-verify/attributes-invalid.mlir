@@ -61,3 +61,18 @@ func.func @f() attributes {zero.param = "w"} {
 
 // expected-error@+1 {{result #0: 'zero.role' belongs on a func.func, not on a function argument or result}}
 func.func private @f() -> (tensor<4xf32> {zero.role = "optimizer"})
+
+// -----
+
+func.func @f() -> memref<4xf32> {
+  // expected-error@+1 {{'zero.category' must be "params", "grads", "optimizer_states" or "activations"}}
+  %a = memref.alloc() {zero.category = "gradients"} : memref<4xf32>
+  return %a : memref<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'zero.category' belongs on the operation that allocates a buffer}}
+func.func @f(%g: tensor<4xf32> {zero.category = "grads"}) {
+  return
+}

@@ -285,6 +285,7 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect",
@@ -303,7 +304,10 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     all-reduces use the scalar entry points). This pass then replaces
     `shard.process_linear_index` with the runtime's rank and erases the
     grid, so that nothing of the shard dialect reaches the LLVM lowering.
-    Any other shard op left is a located error.
+    Any other shard op left is a located error. It also moves the
+    `zero.category` a reduction's runtime call carries (the category of the
+    full gradient it reads, which one-shot bufferization had not yet
+    materialized when the call was made) to the allocation of that buffer.
 
     Before:
     ```mlir
@@ -314,6 +318,39 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     ```mlir
     %rank = func.call @zrt_world_rank() : () -> i32
     %r = arith.index_cast %rank : i32 to index
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def ZeroAllocCategoriesPass
+    : Pass<"zero-alloc-categories", "::mlir::ModuleOp"> {
+  let summary = "Count tagged allocations to their memory category";
+  let description = [{
+    Generated code allocates through the runtime's hooks, which count every
+    byte to one category, `activations` unless told otherwise. zero-partition
+    marks the collectives that make gradients and gathered parameters with
+    `zero.category`; their bufferization puts the mark on the buffers
+    (the collective's result and, for a reduction, the full gradient it
+    reads). This pass brackets each `memref.alloc` that carries a category
+    other than `activations` with calls of the runtime's
+    `zrt_set_generated_category`, so that the runtime measures gradients and
+    parameters where zero-memory-report predicts them (run it after the
+    report: the pass consumes the attribute, so running it twice brackets
+    once).
+
+    Before:
+    ```mlir
+    %g = memref.alloc() {alignment = 64 : i64, zero.category = "grads"} : memref<8xf32>
+    ```
+    After:
+    ```mlir
+    %c1_i32 = arith.constant 1 : i32
+    call @zrt_set_generated_category(%c1_i32) : (i32) -> ()
+    %g = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+    %c3_i32 = arith.constant 3 : i32
+    call @zrt_set_generated_category(%c3_i32) : (i32) -> ()
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -337,15 +374,20 @@ def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
       its allocations and frees in program order (a loop body counts once;
       sizes rounded up to their alignment, as the runtime is asked for
       them);
-    - the predicted peak total: driver buffers plus that peak.
+    - the predicted peak total: driver buffers plus that peak, and the
+      peak of each runtime category (params, grads, optimizer_states,
+      activations, comm) by the same simulation: an allocation counts to
+      its `zero.category` (activations without one), the runtime's
+      collective scratch to comm.
 
     The report is a remark on each function, or JSON written to `output`.
 
     Example remark (abridged):
     ```
     remark: zero-memory-report: stage 2 on 2 ranks: model states params 232
-    grads 116 optimizer_states 232 bytes; generated peak 2432 bytes;
-    predicted peak total 3104 bytes
+    grads 116 optimizer_states 232 bytes; generated peak 576 bytes;
+    predicted peak total 1168 bytes (params 356, grads 320,
+    optimizer_states 232, activations 580, comm 120)
     ```
   }];
   let options = [

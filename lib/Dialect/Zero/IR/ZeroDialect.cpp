@@ -96,6 +96,19 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                                         : "an integer");
     return success();
   }
+  if (name == ZeroDialect::CategoryAttrHelper::getNameStr()) {
+    if (site != Site::Operation)
+      return emitError() << "'zero.category' belongs on the operation that "
+                            "allocates a buffer";
+    auto category = dyn_cast<StringAttr>(attr.getValue());
+    if (!category || !llvm::is_contained(
+                         ArrayRef<StringRef>{"params", "grads",
+                                             "optimizer_states", "activations"},
+                         category.getValue()))
+      return emitError() << "'zero.category' must be \"params\", \"grads\", "
+                            "\"optimizer_states\" or \"activations\"";
+    return success();
+  }
   bool isArgOrResultAttr =
       name == ZeroDialect::ParamAttrHelper::getNameStr() ||
       name == ZeroDialect::GradAttrHelper::getNameStr() ||
@@ -108,7 +121,7 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                        << "'; expected one of zero.role, zero.param, "
                           "zero.grad, zero.batch, zero.loss, zero.state, "
                           "zero.hyper, zero.stage, zero.world_size, "
-                          "zero.manifest";
+                          "zero.manifest, zero.category";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "

@@ -33,6 +33,7 @@ def Zero_Dialect : Dialect {
     | `zero.hyper` | `optimizer` argument | hyper-parameter name (string) |
     | `zero.stage`, `zero.world_size` | `train_step` | the ZeRO stage (0-3) and the number of ranks it was partitioned for |
     | `zero.manifest` | `train_step` | one dictionary per parameter: `name`, `shape`, `numel`, `padded` (numel rounded up to a multiple of the world size) and `shard` (padded / world size); rank r owns elements [r*shard, (r+1)*shard) of the flattened, zero-padded parameter, its gradient and its states |
+    | `zero.category` | an operation that allocates (`shard` collectives, `memref.alloc`) | `"params"`, `"grads"`, `"optimizer_states"` or `"activations"`: the memory category the runtime counts its buffer to (docs/zero-form.md) |
 
     The dialect checks each attribute's value kind where it is attached; the
     `zero-verify` pass checks the contract as a whole.
@@ -47,7 +48,8 @@ def Zero_Dialect : Dialect {
     "::mlir::StringAttr":$hyper,
     "::mlir::IntegerAttr":$stage,
     "::mlir::IntegerAttr":$world_size,
-    "::mlir::ArrayAttr":$manifest
+    "::mlir::ArrayAttr":$manifest,
+    "::mlir::StringAttr":$category
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
