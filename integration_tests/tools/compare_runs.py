@@ -5,12 +5,19 @@
       ||a - b|| / ||a|| <= TOL (TOL 0: bit-identical)
   compare_runs.py losses A.json B.json [--rel TOL]
       every step's loss within TOL relative (0: identical)
-  compare_runs.py comm STATS.json --module M --stage S
-      bytes sent per step against the ZeRO formulas: stages 0-2 exactly
-      2*Psi*b*(N-1)/N (all-reduce, or reduce-scatter + all-gather), stage 3
-      reduce-scatter exactly Psi*b*(N-1)/N and all-gathers between one and
-      two gathers of every parameter; Psi is the element count with every
-      parameter padded to a multiple of N, b the element size.
+  compare_runs.py comm STATS.json --module M --stage S --partitioned P
+      bytes sent per step against the ZeRO formulas, Psi being the element
+      count with every parameter padded to a multiple of N (from the contract
+      module M) and b the element size:
+      - stages 0-2: exactly 2*Psi*b*(N-1)/N (all-reduce, or reduce-scatter
+        plus all-gather);
+      - stage 3: reduce-scatter exactly Psi*b*(N-1)/N; all-gathers exactly
+        the gathers of the partitioned step P (zero-opt --zero-partition
+        output), sum of gathers(p) * padded(p) * b * (N-1)/N, where each
+        parameter is gathered once or twice (3*Psi in all when the backward
+        pass reads every parameter; docs/decisions.md);
+      - every stage: one scalar all-reduce per rank-0 shard.all_reduce of P
+        (the loss, partial norms), each sending b*(N-1) bytes.
 Prints what it compared; exits 1 on a mismatch.
 """
 
@@ -45,6 +52,7 @@ def main():
     ap.add_argument('--rel', type=float, default=0.0)
     ap.add_argument('--module')
     ap.add_argument('--stage', type=int)
+    ap.add_argument('--partitioned')
     args = ap.parse_args()
 
     if args.what == 'params':
@@ -75,14 +83,31 @@ def main():
         sent = stats['comm_bytes']
         print(f'comm: N={n} stage {args.stage} Psi={psi} b={b}: '
               f'sent {json.dumps(sent)}; Psi*b*(N-1)/N = {unit}')
+        text = open(args.partitioned).read()
+        step = text[text.index('func.func @train_step('):]
+        # Parameter shards of the step (stage 3: 1-D slices of `shard` elements).
+        shards = {arg: int(size) for arg, size in re.findall(
+            r'(%arg\d+): tensor<(\d+)x(?:f32|f64)> \{zero\.param = ', step[:step.index('->')])}
+        gathers = {arg: len(re.findall(rf'shard\.all_gather {arg} ', step)) for arg in shards}
+        scalars = len(re.findall(r'shard\.all_reduce [^\n]*: tensor<f(?:32|64)> -> ', step))
+        ok = (sent['scalar_all_reduce'] == scalars * b * (n - 1)
+              and stats['comm_calls']['scalar_all_reduce'] == scalars)
+        print(f'scalar all-reduces: {scalars} in the step, '
+              f'{stats["comm_calls"]["scalar_all_reduce"]} calls sent '
+              f'{sent["scalar_all_reduce"]} bytes')
         if args.stage == 0:
-            ok = sent['all_reduce'] == 2 * unit and sent['reduce_scatter'] == 0 \
+            ok = ok and sent['all_reduce'] == 2 * unit and sent['reduce_scatter'] == 0 \
                 and sent['all_gather'] == 0
         elif args.stage in (1, 2):
-            ok = sent['reduce_scatter'] == unit and sent['all_gather'] == unit \
+            ok = ok and sent['reduce_scatter'] == unit and sent['all_gather'] == unit \
                 and sent['all_reduce'] == 0
         else:
-            ok = sent['reduce_scatter'] == unit and unit <= sent['all_gather'] <= 2 * unit \
+            counted = sum(g * shards[a] * b * (n - 1) for a, g in gathers.items())
+            twice = sum(1 for g in gathers.values() if g == 2)
+            print(f'stage 3: {twice} of {len(gathers)} parameters gathered twice; '
+                  f'all-gather bytes expected {counted}')
+            ok = ok and sent['reduce_scatter'] == unit and sent['all_gather'] == counted \
+                and all(g in (1, 2) for g in gathers.values()) \
                 and sent['all_reduce'] == 0
     print('PASS' if ok else 'FAIL')
     return 0 if ok else 1
