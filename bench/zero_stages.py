@@ -67,8 +67,9 @@ def main():
                   f"{mib(p['optimizer_states']):11.2f} {mib(p['activations']):11.2f} "
                   f"{mib(p['total']):10.2f}")
             results.append({'stage': stage, 'stats': s})
-    print("  bytes are per rank per step; peaks are the largest over ranks. "
-          "Gradients inside @train_step count as activations (see docs/results.md).")
+    print("  bytes are per rank per step; peaks are the largest over ranks, each "
+          "category on its own (gathered parameters count as params, full and "
+          "sharded gradients as grads).")
     if args.json:
         json.dump({'config': vars(args), 'summary': summary, 'results': results},
                   open(args.json, 'w'), indent=2)

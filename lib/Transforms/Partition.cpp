@@ -12,7 +12,6 @@
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -86,7 +85,7 @@ private:
   Value reduceScatter(OpBuilder &b, Value g);
 
   LogicalResult flattenOptimizer(OpBuilder &b, IRMapping &map);
-  LogicalResult placeStage3Gathers(Block &body, Value loss,
+  LogicalResult placeStage3Gathers(Block &body,
                                    ArrayRef<SmallVector<Operation *>> chains,
                                    ArrayRef<Value> fullParams);
 
@@ -353,58 +352,66 @@ LogicalResult Partitioner::flattenOptimizer(OpBuilder &b, IRMapping &map) {
 }
 
 LogicalResult Partitioner::placeStage3Gathers(
-    Block &body, Value loss, ArrayRef<SmallVector<Operation *>> chains,
+    Block &body, ArrayRef<SmallVector<Operation *>> chains,
     ArrayRef<Value> fullParams) {
-  // Forward = what the loss depends on; the rest of the body is backward.
-  llvm::SetVector<Operation *> forward;
-  BackwardSliceOptions options;
-  options.inclusive = true;
-  options.omitBlockArguments = true;
-  if (Operation *def = loss.getDefiningOp())
-    if (failed(getBackwardSlice(def, &forward, options)))
-      return failure();
+  // The ops of the body that read a gathered parameter, and where they are.
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [pos, op] : llvm::enumerate(body))
+    position[&op] = pos;
+  SmallVector<SmallVector<Operation *>> users(fullParams.size());
+  std::vector<unsigned> readerPositions;
+  for (auto [i, full] : llvm::enumerate(fullParams)) {
+    llvm::SetVector<Operation *> ops;
+    for (OpOperand &use : full.getUses()) {
+      Operation *inBlock = body.findAncestorOpInBlock(*use.getOwner());
+      if (inBlock && !llvm::is_contained(chains[i], inBlock))
+        ops.insert(inBlock);
+    }
+    users[i] = ops.takeVector();
+    llvm::sort(users[i], [&](Operation *x, Operation *y) {
+      return position[x] < position[y];
+    });
+    for (Operation *op : users[i])
+      readerPositions.push_back(position[op]);
+  }
+  llvm::sort(readerPositions);
+  // Whether an op reading some parameter lies strictly between `x` and `y`.
+  auto readerBetween = [&](Operation *x, Operation *y) {
+    auto next = llvm::upper_bound(readerPositions, position[x]);
+    return next != readerPositions.end() && *next < position[y];
+  };
+
   for (auto [i, fullRef] : llvm::enumerate(fullParams)) {
     Value full = fullRef;
     const SmallVector<Operation *> &chain = chains[i];
-    SmallVector<Operation *> fwdUsers, bwdUsers;
-    for (OpOperand &use : full.getUses()) {
-      Operation *inBlock = body.findAncestorOpInBlock(*use.getOwner());
-      if (!inBlock || llvm::is_contained(chain, inBlock))
-        continue;
-      (forward.contains(inBlock) ? fwdUsers : bwdUsers).push_back(inBlock);
-    }
-    auto first = [](SmallVector<Operation *> &ops) {
-      Operation *f = nullptr;
-      for (Operation *op : ops)
-        if (!f || op->isBeforeInBlock(f))
-          f = op;
-      return f;
-    };
-    SmallVector<Operation *> all(fwdUsers);
-    all.append(bwdUsers);
-    if (all.empty()) {
+    if (users[i].empty()) {
       for (Operation *op : llvm::reverse(chain))
         op->erase();
       continue;
     }
-    // Gather right before the first use.
-    Operation *firstUse = first(all);
+    // Uses of the parameter in groups: with `regather`, a new group starts
+    // where another parameter is read since the previous use, so that a
+    // gathered parameter never stays live across another one's gather.
+    SmallVector<SmallVector<Operation *>> groups{{users[i].front()}};
+    for (auto [prev, op] : llvm::zip(users[i], llvm::drop_begin(users[i]))) {
+      if (regather && readerBetween(prev, op))
+        groups.emplace_back();
+      groups.back().push_back(op);
+    }
+    // The first group uses the gather, moved right before its first use;
+    // each later one a copy of it, right before its own first use.
     for (Operation *op : chain)
-      op->moveBefore(firstUse);
-    // And again before the first backward use, if the forward uses came
-    // first: the forward copy then dies after its last forward use.
-    if (!regather || fwdUsers.empty() || bwdUsers.empty())
-      continue;
-    Operation *firstBwd = first(bwdUsers);
-    OpBuilder b(firstBwd);
-    IRMapping map;
-    for (Operation *op : chain)
-      b.clone(*op, map);
-    Value again = map.lookup(full);
-    llvm::SmallPtrSet<Operation *, 16> bwd(bwdUsers.begin(), bwdUsers.end());
-    full.replaceUsesWithIf(again, [&](OpOperand &use) {
-      return bwd.contains(body.findAncestorOpInBlock(*use.getOwner()));
-    });
+      op->moveBefore(groups.front().front());
+    for (ArrayRef<Operation *> group : llvm::drop_begin(groups)) {
+      OpBuilder b(group.front());
+      IRMapping map;
+      for (Operation *op : chain)
+        b.clone(*op, map);
+      llvm::SmallPtrSet<Operation *, 8> inGroup(group.begin(), group.end());
+      full.replaceUsesWithIf(map.lookup(full), [&](OpOperand &use) {
+        return inGroup.contains(body.findAncestorOpInBlock(*use.getOwner()));
+      });
+    }
   }
   return success();
 }
@@ -526,8 +533,7 @@ LogicalResult Partitioner::run() {
   for (const ParamInfo &p : step.params)
     grads.push_back(fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
 
-  if (shardParams && failed(placeStage3Gathers(*body, loss, chains,
-                                               fullParams)))
+  if (shardParams && failed(placeStage3Gathers(*body, chains, fullParams)))
     return failure();
 
   // Gradients: averaged over ranks. Stage 2/3 reduce-scatter each one as

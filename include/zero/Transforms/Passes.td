@@ -236,9 +236,12 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
       pass) and the updated slices are `shard.all_gather`ed.
     - stage 2: also gradients: each gradient is reduce-scattered right after
       it is produced, so the full gradient's buffer dies there.
-    - stage 3: also parameters: parameters enter as shards, are all-gathered
-      before their first forward use and again before their first backward
-      use (`regather`), and the updated shards stay sharded.
+    - stage 3: also parameters: parameters enter as shards and are
+      all-gathered right before their first use, and again wherever another
+      parameter has been read since their previous use (`regather`; so a
+      layer's weights are gathered again for the backward pass, and a
+      gathered parameter is never live across another one's gather); the
+      updated shards stay sharded.
 
     Sharding is flat: every parameter, gradient and state is viewed 1-D,
     zero-padded to a multiple of N, and rank r owns elements
@@ -280,8 +283,9 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
     Option<"worldSize", "world-size", "int64_t", "1",
            "Number of data-parallel ranks">,
     Option<"regather", "regather", "bool", "true",
-           "Stage 3: gather parameters again for their backward uses instead "
-           "of keeping the forward copy alive">
+           "Stage 3: gather a parameter again where another parameter was "
+           "read since its previous use, instead of keeping one gathered copy "
+           "alive from its first use to its last">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
