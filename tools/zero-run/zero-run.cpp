@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Analysis/TrainingStep.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/InitAll.h"
 #include "zero/Runner/CompiledStep.h"
 #include "zero/Runner/Inputs.h"
@@ -504,6 +505,27 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     fail("cannot parse '" + opts.inputFile + "' (see the errors above)");
+  // A module already in ZeRO form (zero-opt --zero-partition output): its
+  // world size must be the run's; running it as it is is not supported.
+  for (auto fn : module->getOps<func::FuncOp>()) {
+    auto ws = fn->getAttrOfType<IntegerAttr>(
+        ZeroDialect::WorldSizeAttrHelper::getNameStr());
+    if (!ws)
+      continue;
+    if (ws.getInt() != world)
+      fail(llvm::formatv("'{0}' was partitioned for {1} ranks "
+                         "(zero.world_size on @{2}) but this run has {3}: run "
+                         "it under mpirun -np {1}, or pass the module before "
+                         "zero-partition and zero-run partitions it for the "
+                         "run's ranks",
+                         opts.inputFile, ws.getInt(), fn.getSymName(), world)
+               .str());
+    fail("'" + opts.inputFile +
+         "' is already in ZeRO form (@" + fn.getSymName().str() +
+         " from zero-partition); running a partitioned module is not "
+         "supported yet: pass the module before zero-partition with --stage, "
+         "and zero-run partitions it");
+  }
   FailureOr<TrainingStep> parsed = TrainingStep::get(*module);
   if (failed(parsed))
     fail("'" + opts.inputFile + "' does not satisfy the training-step contract "
