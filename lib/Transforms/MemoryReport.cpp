@@ -69,8 +69,11 @@ constexpr StringLiteral kCategoryNames[kNumCategories] = {
     kAllocCategories[0], kAllocCategories[1], kAllocCategories[2],
     kAllocCategories[3], "comm"};
 
+/// The index of a category name; the dialect verifier admits only the
+/// names of kAllocCategories, anything else would count as activations.
 unsigned categoryIndex(StringRef name) {
-  return llvm::find(kCategoryNames, name) - std::begin(kCategoryNames);
+  unsigned index = llvm::find(kCategoryNames, name) - std::begin(kCategoryNames);
+  return index < kNumCategories ? index : categoryIndex("activations");
 }
 
 /// Live bytes by category and their peaks, each category's peak on its own
