@@ -111,11 +111,11 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   args.push_back(vb.ptr);
   pushStrides(vb);
   // linalg.matmul accumulates into its init: beta = 1.
-  args.push_back(b.create<arith::ConstantOp>(
-      loc, elementType, b.getFloatAttr(elementType, 1.0)));
+  args.push_back(arith::ConstantOp::create(
+      b, loc, elementType, b.getFloatAttr(elementType, 1.0)));
   args.push_back(vc.ptr);
   pushStrides(vc);
-  b.create<func::CallOp>(loc, *callee, args);
+  func::CallOp::create(b, loc, *callee, args);
   LLVM_DEBUG(llvm::dbgs() << "lowered " << op->getName() << " to " << name
                           << "\n");
   op->erase();

@@ -199,44 +199,31 @@ llvm::Expected<std::unique_ptr<CompiledStep>> CompiledStep::compileFunctions(
       map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
                              llvm::JITSymbolFlags::Exported};
     };
-    add("zrt_gemm_f32", reinterpret_cast<void *>(&zrt_gemm_f32));
-    add("zrt_gemm_f64", reinterpret_cast<void *>(&zrt_gemm_f64));
-    add("zrt_gemm_batched_f32",
-        reinterpret_cast<void *>(&zrt_gemm_batched_f32));
-    add("zrt_gemm_batched_f64",
-        reinterpret_cast<void *>(&zrt_gemm_batched_f64));
-    add("_mlir_memref_to_llvm_alloc",
-        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
-    add("_mlir_memref_to_llvm_aligned_alloc",
-        reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
-    add("_mlir_memref_to_llvm_free",
-        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
-    add("zrt_set_generated_category",
-        reinterpret_cast<void *>(&zrt_set_generated_category));
-    // Collectives of zero-partition's output (zero-shard-to-runtime).
-    add("zrt_world_rank", reinterpret_cast<void *>(&zrt_world_rank));
-    add("zrt_all_gather_f32", reinterpret_cast<void *>(&zrt_all_gather_f32));
-    add("zrt_all_gather_f64", reinterpret_cast<void *>(&zrt_all_gather_f64));
-    add("zrt_reduce_scatter_sum_f32",
-        reinterpret_cast<void *>(&zrt_reduce_scatter_sum_f32));
-    add("zrt_reduce_scatter_sum_f64",
-        reinterpret_cast<void *>(&zrt_reduce_scatter_sum_f64));
-    add("zrt_all_reduce_sum_f32",
-        reinterpret_cast<void *>(&zrt_all_reduce_sum_f32));
-    add("zrt_all_reduce_sum_f64",
-        reinterpret_cast<void *>(&zrt_all_reduce_sum_f64));
-    add("zrt_all_reduce_max_f32",
-        reinterpret_cast<void *>(&zrt_all_reduce_max_f32));
-    add("zrt_all_reduce_max_f64",
-        reinterpret_cast<void *>(&zrt_all_reduce_max_f64));
-    add("zrt_all_reduce_scalar_sum_f32",
-        reinterpret_cast<void *>(&zrt_all_reduce_scalar_sum_f32));
-    add("zrt_all_reduce_scalar_sum_f64",
-        reinterpret_cast<void *>(&zrt_all_reduce_scalar_sum_f64));
-    add("zrt_all_reduce_scalar_max_f32",
-        reinterpret_cast<void *>(&zrt_all_reduce_scalar_max_f32));
-    add("zrt_all_reduce_scalar_max_f64",
-        reinterpret_cast<void *>(&zrt_all_reduce_scalar_max_f64));
+    // Every runtime entry point lowered code calls: GEMM, the allocation
+    // hooks and categories, the collectives of zero-partition's output.
+#define ZERO_RUNTIME_SYMBOL(fn) add(#fn, reinterpret_cast<void *>(&fn))
+    ZERO_RUNTIME_SYMBOL(zrt_gemm_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_gemm_f64);
+    ZERO_RUNTIME_SYMBOL(zrt_gemm_batched_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_gemm_batched_f64);
+    ZERO_RUNTIME_SYMBOL(_mlir_memref_to_llvm_alloc);
+    ZERO_RUNTIME_SYMBOL(_mlir_memref_to_llvm_aligned_alloc);
+    ZERO_RUNTIME_SYMBOL(_mlir_memref_to_llvm_free);
+    ZERO_RUNTIME_SYMBOL(zrt_set_generated_category);
+    ZERO_RUNTIME_SYMBOL(zrt_world_rank);
+    ZERO_RUNTIME_SYMBOL(zrt_all_gather_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_all_gather_f64);
+    ZERO_RUNTIME_SYMBOL(zrt_reduce_scatter_sum_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_reduce_scatter_sum_f64);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_sum_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_sum_f64);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_max_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_max_f64);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_scalar_sum_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_scalar_sum_f64);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_scalar_max_f32);
+    ZERO_RUNTIME_SYMBOL(zrt_all_reduce_scalar_max_f64);
+#undef ZERO_RUNTIME_SYMBOL
     return map;
   });
   compiled->engine->initialize();

@@ -295,6 +295,14 @@ struct HostTensor {
   Buffer buffer() const { return {data, shape}; }
 };
 
+/// The runner's views of `tensors`.
+std::vector<Buffer> buffersOf(const std::vector<HostTensor> &tensors) {
+  std::vector<Buffer> buffers;
+  for (const HostTensor &t : tensors)
+    buffers.push_back(t.buffer());
+  return buffers;
+}
+
 HostTensor allocate(RankedTensorType type, zrt_category category) {
   HostTensor t;
   t.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -395,13 +403,8 @@ int checkGradients(CompiledStep &compiled, const TrainingStep &step,
     if (!p.type.getElementType().isF64())
       fail("--check-grads needs an f64 training step (finite differences in "
            "f32 cannot resolve 1e-6); generate one with --dtype f64");
-  std::vector<Buffer> pb, bb, gb;
-  for (auto &t : params)
-    pb.push_back(t.buffer());
-  for (auto &t : batch)
-    bb.push_back(t.buffer());
-  for (auto &t : grads)
-    gb.push_back(t.buffer());
+  std::vector<Buffer> pb = buffersOf(params), bb = buffersOf(batch),
+                      gb = buffersOf(grads);
   failOn(compiled.forwardBackward(pb, bb, loss.buffer(), gb), "forward_backward");
   // Keep the analytic gradients; later calls overwrite the grad buffers.
   std::vector<std::vector<double>> analytic;
@@ -676,15 +679,8 @@ int main(int argc, char **argv) {
   if (opts.checkGrads)
     return checkGradients(**compiled, step, params, batch, loss, grads);
 
-  std::vector<Buffer> pb, gb, sb, bb;
-  for (auto &t : params)
-    pb.push_back(t.buffer());
-  for (auto &t : grads)
-    gb.push_back(t.buffer());
-  for (auto &t : states)
-    sb.push_back(t.buffer());
-  for (auto &t : batch)
-    bb.push_back(t.buffer());
+  std::vector<Buffer> pb = buffersOf(params), gb = buffersOf(grads),
+                      sb = buffersOf(states), bb = buffersOf(batch);
 
   Type lossElt = lossType.getElementType();
   int64_t items = itemsPerBatch(step, *kind);
