@@ -22,7 +22,7 @@ config.substitutions.append(("%python", config.python_executable))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["zero-opt", "zero-gen", "zero-run"],
+llvm_config.add_tool_substitutions(["zero-opt", "zero-gen", "zero-run", "zero-compile"],
                                    [config.zero_tools_dir,
                                     config.llvm_tools_dir])
 
@@ -35,3 +35,7 @@ if shutil.which("mpirun"):
     config.substitutions.append(("%mpirun", mpirun))
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")
+
+# zero-run's cache of compiled steps: one per build tree, never the user's.
+config.environment["ZERO_CACHE_DIR"] = os.path.join(config.zero_obj_root,
+                                                    "zero-cache")

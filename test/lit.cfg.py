@@ -24,5 +24,9 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.zero_tools_dir, config.llvm_tools_dir]
-tools = ["zero-opt", "zero-gen", "zero-run"]
+tools = ["zero-opt", "zero-gen", "zero-run", "zero-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# zero-run's cache of compiled steps: one per build tree, never the user's.
+config.environment["ZERO_CACHE_DIR"] = os.path.join(config.zero_obj_root,
+                                                    "zero-cache")

@@ -32,7 +32,7 @@ def param_shapes(module_path):
     sig = sig[: sig.index('->')]
     shapes = []
     for dims, dtype, name in re.findall(
-            r'tensor<((?:\d+x)*)(f32|f64)> \{zero\.param = "([^"]+)"\}', sig):
+            r'tensor<((?:\d+x)*)(f32|f64)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = "([^"]+)"\}', sig):
         if dtype != 'f64':
             sys.exit('adamw_reference: the check needs an f64 step')
         shape = [int(d) for d in dims.split('x') if d]

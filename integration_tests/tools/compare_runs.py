@@ -40,7 +40,7 @@ def param_shapes(module):
     sig = text[text.index('@forward_backward('):]
     sig = sig[: sig.index('->')]
     return [([int(d) for d in dims.split('x') if d], dtype) for dims, dtype in
-            re.findall(r'tensor<((?:\d+x)*)(f32|f64)> \{zero\.param = "[^"]+"\}', sig)]
+            re.findall(r'tensor<((?:\d+x)*)(f32|f64)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = "[^"]+"\}', sig)]
 
 
 def main():
@@ -87,7 +87,7 @@ def main():
         step = text[text.index('func.func @train_step('):]
         # Parameter shards of the step (stage 3: 1-D slices of `shard` elements).
         shards = {arg: int(size) for arg, size in re.findall(
-            r'(%arg\d+): tensor<(\d+)x(?:f32|f64)> \{zero\.param = ', step[:step.index('->')])}
+            r'(%arg\d+): tensor<(\d+)x(?:f32|f64)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = ', step[:step.index('->')])}
         gathers = {arg: len(re.findall(rf'shard\.all_gather {arg} ', step)) for arg in shards}
         scalars = len(re.findall(r'shard\.all_reduce [^\n]*: tensor<f(?:32|64)> -> ', step))
         ok = (sent['scalar_all_reduce'] == scalars * b * (n - 1)

@@ -47,14 +47,20 @@ StringRef hyperAttrName() {
 
 bool isSupportedFloat(Type t) { return t.isF32() || t.isF64() || t.isBF16(); }
 
-/// The `zero.*` attributes in `attrs` (an argument's or result's dictionary).
+/// The `zero.*` role attributes in `attrs` (an argument's or result's
+/// dictionary). `zero.init` and `zero.token_range` describe an argument that
+/// already has a role; they are no roles themselves.
 SmallVector<NamedAttribute> zeroAttrs(DictionaryAttr attrs) {
   SmallVector<NamedAttribute> out;
   if (!attrs)
     return out;
-  for (NamedAttribute a : attrs)
-    if (a.getName().getValue().starts_with("zero."))
+  for (NamedAttribute a : attrs) {
+    StringRef name = a.getName().getValue();
+    if (name.starts_with("zero.") &&
+        name != ZeroDialect::InitAttrHelper::getNameStr() &&
+        name != ZeroDialect::TokenRangeAttrHelper::getNameStr())
       out.push_back(a);
+  }
   return out;
 }
 

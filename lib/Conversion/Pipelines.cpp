@@ -78,7 +78,12 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   memref.useGenericFunctions = true;
   memref.useAlignedAlloc = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
-  pm.addPass(createConvertFuncToLLVMPass());
+  // One pointer per buffer at function boundaries (every step buffer has a
+  // static shape and the identity layout): the entry functions take what a
+  // C caller has, and zero-export-step-abi's packed forms stay simple.
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createZeroStripContractAttributesPass());
@@ -87,10 +92,30 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
 void zero::buildLowerCPUPipeline(OpPassManager &pm,
                                  const LowerCPUOptions &opts) {
   buildBufferizeStepPipeline(pm);
+  // The signatures are final now: record them for drivers.
+  pm.addPass(createZeroStepAbiPass());
   buildLowerToLLVMPipeline(pm, opts);
+  pm.addPass(createZeroExportStepAbiPass());
+}
+
+void zero::buildTrainPipeline(OpPassManager &pm,
+                              const TrainPipelineOptions &opts) {
+  pm.addPass(createZeroVerifyPass());
+  ZeroPartitionPassOptions partition;
+  partition.stage = opts.stage;
+  partition.worldSize = opts.worldSize;
+  pm.addPass(createZeroPartitionPass(partition));
+  LowerCPUOptions lower;
+  lower.gemmToRuntime = opts.gemmToRuntime;
+  buildLowerCPUPipeline(pm, lower);
 }
 
 void zero::registerZeroPipelines() {
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "zero-train-pipeline",
+      "Verify, partition for ZeRO (stage, world-size) and lower a training "
+      "step for a target: what zero-run and zero-compile run",
+      buildTrainPipeline);
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-cpu",
       "Lower a verified training step to LLVM dialect code that calls the "

@@ -598,28 +598,35 @@ OwningOpRef<ModuleOp> mlir::zero::models::buildGPT(MLIRContext &ctx,
   FloatType elt = getFloatType(ctx, c.dtype);
   const int64_t C = c.dModel;
 
-  // nanoGPT's state_dict order and names (lm_head is tied to wte).
-  SmallVector<ParamSpec> params = {{"wte", {c.vocab, C}}, {"wpe", {c.seq, C}}};
+  // nanoGPT's state_dict order, names and initialization (lm_head is tied
+  // to wte): matrices normal(0, 0.02), residual projections normal(0, 0.02 /
+  // sqrt(2 * layers)), LayerNorm weights 1, biases 0.
+  InitSpec one = InitSpec::constant(1), zero = InitSpec::constant(0),
+           normal = InitSpec::normal(0.02),
+           residual = InitSpec::normal(
+               0.02 / std::sqrt(2.0 * static_cast<double>(c.layers)));
+  SmallVector<ParamSpec> params = {{"wte", {c.vocab, C}, normal},
+                                   {"wpe", {c.seq, C}, normal}};
   for (int64_t l = 0; l < c.layers; ++l) {
     std::string h = "h" + std::to_string(l) + ".";
-    params.append({{h + "ln_1.weight", {C}},
-                   {h + "ln_1.bias", {C}},
-                   {h + "attn.c_attn.weight", {C, 3 * C}},
-                   {h + "attn.c_attn.bias", {3 * C}},
-                   {h + "attn.c_proj.weight", {C, C}},
-                   {h + "attn.c_proj.bias", {C}},
-                   {h + "ln_2.weight", {C}},
-                   {h + "ln_2.bias", {C}},
-                   {h + "mlp.c_fc.weight", {C, 4 * C}},
-                   {h + "mlp.c_fc.bias", {4 * C}},
-                   {h + "mlp.c_proj.weight", {4 * C, C}},
-                   {h + "mlp.c_proj.bias", {C}}});
+    params.append({{h + "ln_1.weight", {C}, one},
+                   {h + "ln_1.bias", {C}, zero},
+                   {h + "attn.c_attn.weight", {C, 3 * C}, normal},
+                   {h + "attn.c_attn.bias", {3 * C}, zero},
+                   {h + "attn.c_proj.weight", {C, C}, residual},
+                   {h + "attn.c_proj.bias", {C}, zero},
+                   {h + "ln_2.weight", {C}, one},
+                   {h + "ln_2.bias", {C}, zero},
+                   {h + "mlp.c_fc.weight", {C, 4 * C}, normal},
+                   {h + "mlp.c_fc.bias", {4 * C}, zero},
+                   {h + "mlp.c_proj.weight", {4 * C, C}, residual},
+                   {h + "mlp.c_proj.bias", {C}, zero}});
   }
-  params.append({{"ln_f.weight", {C}}, {"ln_f.bias", {C}}});
+  params.append({{"ln_f.weight", {C}, one}, {"ln_f.bias", {C}, zero}});
 
   IntegerType i32 = IntegerType::get(&ctx, 32);
-  SmallVector<BatchSpec> batch = {{"tokens", {c.batch, c.seq}, i32},
-                                  {"targets", {c.batch, c.seq}, i32}};
+  SmallVector<BatchSpec> batch = {{"tokens", {c.batch, c.seq}, i32, c.vocab},
+                                  {"targets", {c.batch, c.seq}, i32, c.vocab}};
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   buildForwardBackward(

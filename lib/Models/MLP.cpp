@@ -9,6 +9,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::zero::models;
 using namespace mlir::zero::models::detail;
@@ -56,8 +58,12 @@ OwningOpRef<ModuleOp> mlir::zero::models::buildMLP(MLIRContext &ctx,
   SmallVector<ParamSpec> params;
   for (unsigned i = 0; i < numLayers; ++i) {
     std::string prefix = "fc" + std::to_string(i);
-    params.push_back({prefix + ".weight", {widths[i], widths[i + 1]}});
-    params.push_back({prefix + ".bias", {widths[i + 1]}});
+    // normal(0, 1 / sqrt(fan_in)) weights (stored in x out), zero biases.
+    params.push_back(
+        {prefix + ".weight",
+         {widths[i], widths[i + 1]},
+         InitSpec::normal(1.0 / std::sqrt(static_cast<double>(widths[i])))});
+    params.push_back({prefix + ".bias", {widths[i + 1]}, InitSpec::constant(0)});
   }
   SmallVector<BatchSpec> batch = {{"input", {c.batch, c.input}, elt},
                                   {"target", {c.batch, c.output}, elt}};

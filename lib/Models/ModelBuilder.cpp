@@ -333,10 +333,24 @@ func::FuncOp mlir::zero::models::detail::buildForwardBackward(
   fn->setAttr("zero.role", b.getStringAttr("forward_backward"));
   for (auto [i, p] : llvm::enumerate(params)) {
     fn.setArgAttr(i, "zero.param", b.getStringAttr(p.name));
+    NamedAttribute init =
+        p.init.std > 0
+            ? b.getNamedAttr("std", b.getF64FloatAttr(p.init.std))
+            : b.getNamedAttr("value", b.getF64FloatAttr(p.init.value));
+    fn.setArgAttr(i, "zero.init",
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("kind", b.getStringAttr(
+                                                  p.init.std > 0 ? "normal"
+                                                                 : "constant")),
+                       init}));
     fn.setResultAttr(1 + i, "zero.grad", b.getStringAttr(p.name));
   }
-  for (auto [i, in] : llvm::enumerate(batch))
+  for (auto [i, in] : llvm::enumerate(batch)) {
     fn.setArgAttr(params.size() + i, "zero.batch", b.getStringAttr(in.name));
+    if (in.tokenRange > 0)
+      fn.setArgAttr(params.size() + i, "zero.token_range",
+                    b.getI64IntegerAttr(in.tokenRange));
+  }
   fn.setResultAttr(0, "zero.loss", b.getUnitAttr());
 
   Block *entry = fn.addEntryBlock();

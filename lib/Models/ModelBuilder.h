@@ -183,17 +183,28 @@ private:
 // Training-step functions
 //===----------------------------------------------------------------------===//
 
+/// How a parameter is initialized (`zero.init`): normal(0, std) when `std`
+/// is positive, else the constant `value`.
+struct InitSpec {
+  double std = 0, value = 0;
+  static InitSpec normal(double std) { return {std, 0}; }
+  static InitSpec constant(double value) { return {0, value}; }
+};
+
 /// A trainable parameter.
 struct ParamSpec {
   std::string name;
   SmallVector<int64_t, 2> shape;
+  InitSpec init;
 };
 
-/// A batch input of forward_backward (`zero.batch = name`).
+/// A batch input of forward_backward (`zero.batch = name`); `tokenRange` > 0
+/// marks token ids in [0, tokenRange) (`zero.token_range`).
 struct BatchSpec {
   std::string name;
   SmallVector<int64_t, 3> shape;
   Type elementType;
+  int64_t tokenRange = 0;
 };
 
 /// What a model's forward/backward body returns: the scalar loss and one

@@ -438,8 +438,9 @@ LogicalResult Partitioner::run() {
   };
   for (const ParamInfo &p : step.params) {
     argTypes.push_back(shardParams ? shardType(p.type) : p.type);
-    argAttrs.push_back(named(ZeroDialect::ParamAttrHelper::getNameStr(),
-                             StringAttr::get(ctx, p.name)));
+    // forward_backward's argument attributes: the name and how drivers
+    // initialize it (zero.init).
+    argAttrs.push_back(fb.getArgAttrDict(p.fbArg));
   }
   for (const StateInfo &s : step.states) {
     argTypes.push_back(shardStates ? shardType(s.type) : s.type);
@@ -456,9 +457,10 @@ LogicalResult Partitioner::run() {
   resultTypes.push_back(fb.getResultTypes()[step.lossResult]);
   resultAttrs.push_back(named(ZeroDialect::LossAttrHelper::getNameStr(),
                               UnitAttr::get(ctx)));
-  for (unsigned i = 0; i < step.params.size(); ++i) {
+  for (auto [i, p] : llvm::enumerate(step.params)) {
     resultTypes.push_back(argTypes[i]);
-    resultAttrs.push_back(argAttrs[i]);
+    resultAttrs.push_back(named(ZeroDialect::ParamAttrHelper::getNameStr(),
+                                StringAttr::get(ctx, p.name)));
   }
   for (unsigned s = 0; s < step.states.size(); ++s) {
     resultTypes.push_back(argTypes[step.params.size() + s]);

@@ -575,6 +575,35 @@ uint64_t allReduceScalar(DType dtype, Op op, void *value) {
   return allReduceScalarImpl(op, static_cast<double *>(value));
 }
 
+void broadcast(void *data, std::size_t bytes, int root) {
+  std::unique_lock<std::mutex> lock;
+  World &w = worldForCollective(lock);
+  const int N = w.size.load();
+  if (root < 0 || root >= N)
+    throw Error("broadcast root " + std::to_string(root) +
+                " is not a rank of a world of " + std::to_string(N));
+  if (bytes > 0 && !data)
+    throw Error("broadcast of " + std::to_string(bytes) + " bytes from NULL");
+  if (N == 1)
+    return;
+  char *p = static_cast<char *>(data);
+  for (std::size_t done = 0; done < bytes;) {
+    int n = static_cast<int>(std::min<std::size_t>(bytes - done, INT_MAX));
+    MPI_Request request;
+    check(MPI_Ibcast(p + done, n, MPI_BYTE, root, w.comm, &request),
+          "MPI_Ibcast");
+    useconds_t sleep = 50;
+    for (int flag = 0;;) {
+      check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+      if (flag)
+        break;
+      ::usleep(sleep);
+      sleep = std::min<useconds_t>(sleep * 2, 10000);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 std::size_t setBucketBytes(std::size_t bytes) {
   return bucketBytes.exchange(bytes ? bytes : kDefaultBucketBytes);
 }

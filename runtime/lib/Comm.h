@@ -62,6 +62,9 @@ uint64_t allGather(DType dtype, const void *in, void *out, int64_t count);
 /// `value` points to one element and receives the result.
 uint64_t allReduceScalar(DType dtype, Op op, void *value);
 
+/// zrt_broadcast_bytes: MPI_Ibcast polled with growing sleeps.
+void broadcast(void *data, std::size_t bytes, int root);
+
 /// zrt_set_comm_bucket_bytes (0: the default). Returns the previous value.
 std::size_t setBucketBytes(std::size_t bytes);
 

@@ -999,6 +999,13 @@ double zrt_all_reduce_scalar_max_f64(double value) {
                          value);
 }
 
+int zrt_broadcast_bytes(void *data, size_t bytes, int root) {
+  return guarded("zrt_broadcast_bytes",
+                 [&] { comm::broadcast(data, bytes, root); })
+             ? 0
+             : 1;
+}
+
 size_t zrt_set_comm_bucket_bytes(size_t bytes) {
   return comm::setBucketBytes(bytes);
 }

@@ -8,24 +8,24 @@
 // order, and one op of each kind the forward and backward are built from.
 
 // CHECK-LABEL: func.func @forward_backward(
-// CHECK-SAME:    %[[WTE:arg0]]: tensor<8x4xf32> {zero.param = "wte"},
-// CHECK-SAME:    %[[WPE:arg1]]: tensor<4x4xf32> {zero.param = "wpe"},
-// CHECK-SAME:    %arg2: tensor<4xf32> {zero.param = "h0.ln_1.weight"},
-// CHECK-SAME:    %arg3: tensor<4xf32> {zero.param = "h0.ln_1.bias"},
-// CHECK-SAME:    %arg4: tensor<4x12xf32> {zero.param = "h0.attn.c_attn.weight"},
-// CHECK-SAME:    %arg5: tensor<12xf32> {zero.param = "h0.attn.c_attn.bias"},
-// CHECK-SAME:    %arg6: tensor<4x4xf32> {zero.param = "h0.attn.c_proj.weight"},
-// CHECK-SAME:    %arg7: tensor<4xf32> {zero.param = "h0.attn.c_proj.bias"},
-// CHECK-SAME:    %arg8: tensor<4xf32> {zero.param = "h0.ln_2.weight"},
-// CHECK-SAME:    %arg9: tensor<4xf32> {zero.param = "h0.ln_2.bias"},
-// CHECK-SAME:    %arg10: tensor<4x16xf32> {zero.param = "h0.mlp.c_fc.weight"},
-// CHECK-SAME:    %arg11: tensor<16xf32> {zero.param = "h0.mlp.c_fc.bias"},
-// CHECK-SAME:    %arg12: tensor<16x4xf32> {zero.param = "h0.mlp.c_proj.weight"},
-// CHECK-SAME:    %arg13: tensor<4xf32> {zero.param = "h0.mlp.c_proj.bias"},
-// CHECK-SAME:    %arg14: tensor<4xf32> {zero.param = "ln_f.weight"},
-// CHECK-SAME:    %arg15: tensor<4xf32> {zero.param = "ln_f.bias"},
-// CHECK-SAME:    %[[TOK:arg16]]: tensor<2x4xi32> {zero.batch = "tokens"},
-// CHECK-SAME:    %[[TGT:arg17]]: tensor<2x4xi32> {zero.batch = "targets"})
+// CHECK-SAME:    %[[WTE:arg0]]: tensor<8x4xf32> {zero.init = {kind = "normal", std = 2.000000e-02 : f64}, zero.param = "wte"},
+// CHECK-SAME:    %[[WPE:arg1]]: tensor<4x4xf32> {zero.init = {kind = "normal", std = 2.000000e-02 : f64}, zero.param = "wpe"},
+// CHECK-SAME:    %arg2: tensor<4xf32> {zero.init = {kind = "constant", value = 1.000000e+00 : f64}, zero.param = "h0.ln_1.weight"},
+// CHECK-SAME:    %arg3: tensor<4xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "h0.ln_1.bias"},
+// CHECK-SAME:    %arg4: tensor<4x12xf32> {zero.init = {kind = "normal", std = 2.000000e-02 : f64}, zero.param = "h0.attn.c_attn.weight"},
+// CHECK-SAME:    %arg5: tensor<12xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "h0.attn.c_attn.bias"},
+// CHECK-SAME:    %arg6: tensor<4x4xf32> {zero.init = {kind = "normal", std = 0.014142135623730949 : f64}, zero.param = "h0.attn.c_proj.weight"},
+// CHECK-SAME:    %arg7: tensor<4xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "h0.attn.c_proj.bias"},
+// CHECK-SAME:    %arg8: tensor<4xf32> {zero.init = {kind = "constant", value = 1.000000e+00 : f64}, zero.param = "h0.ln_2.weight"},
+// CHECK-SAME:    %arg9: tensor<4xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "h0.ln_2.bias"},
+// CHECK-SAME:    %arg10: tensor<4x16xf32> {zero.init = {kind = "normal", std = 2.000000e-02 : f64}, zero.param = "h0.mlp.c_fc.weight"},
+// CHECK-SAME:    %arg11: tensor<16xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "h0.mlp.c_fc.bias"},
+// CHECK-SAME:    %arg12: tensor<16x4xf32> {zero.init = {kind = "normal", std = 0.014142135623730949 : f64}, zero.param = "h0.mlp.c_proj.weight"},
+// CHECK-SAME:    %arg13: tensor<4xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "h0.mlp.c_proj.bias"},
+// CHECK-SAME:    %arg14: tensor<4xf32> {zero.init = {kind = "constant", value = 1.000000e+00 : f64}, zero.param = "ln_f.weight"},
+// CHECK-SAME:    %arg15: tensor<4xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "ln_f.bias"},
+// CHECK-SAME:    %[[TOK:arg16]]: tensor<2x4xi32> {zero.batch = "tokens", zero.token_range = 8 : i64},
+// CHECK-SAME:    %[[TGT:arg17]]: tensor<2x4xi32> {zero.batch = "targets", zero.token_range = 8 : i64})
 // CHECK-SAME:    -> (tensor<f32> {zero.loss}, tensor<8x4xf32> {zero.grad = "wte"},
 // CHECK-SAME:        tensor<4x4xf32> {zero.grad = "wpe"},
 // CHECK-SAME:        tensor<4x12xf32> {zero.grad = "h0.attn.c_attn.weight"},
@@ -128,9 +128,9 @@
 
 // gpt-tiny: 2 blocks of 12 params plus 4; clipping appends max_grad_norm.
 // TINY-LABEL: func.func @forward_backward(
-// TINY-SAME:    %arg0: tensor<64x32xf32> {zero.param = "wte"}, %arg1: tensor<16x32xf32> {zero.param = "wpe"}
-// TINY-SAME:    %arg24: tensor<128x32xf32> {zero.param = "h1.mlp.c_proj.weight"}
-// TINY-SAME:    %arg28: tensor<2x16xi32> {zero.batch = "tokens"}, %arg29: tensor<2x16xi32> {zero.batch = "targets"}
+// TINY-SAME:    %arg0: tensor<64x32xf32> {zero.init = {kind = "normal", std = 2.000000e-02 : f64}, zero.param = "wte"}, %arg1: tensor<16x32xf32> {zero.init = {kind = "normal", std = 2.000000e-02 : f64}, zero.param = "wpe"}
+// TINY-SAME:    %arg24: tensor<128x32xf32> {zero.init = {kind = "normal", std = 1.000000e-02 : f64}, zero.param = "h1.mlp.c_proj.weight"}
+// TINY-SAME:    %arg28: tensor<2x16xi32> {zero.batch = "tokens", zero.token_range = 64 : i64}, %arg29: tensor<2x16xi32> {zero.batch = "targets", zero.token_range = 64 : i64}
 // TINY:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x32xf32>)
 // TINY-LABEL: func.func @optimizer(
 // TINY-SAME:    %arg117: f32 {zero.hyper = "step"}, %arg118: f32 {zero.hyper = "max_grad_norm"})

@@ -9,10 +9,10 @@
 // broadcast bias, tanh between layers, MSE loss, explicit backward.
 
 // CHECK-LABEL: func.func @forward_backward(
-// CHECK-SAME:    %[[W0:arg[0-9]+]]: tensor<3x4xf32> {zero.param = "fc0.weight"},
-// CHECK-SAME:    %[[B0:arg[0-9]+]]: tensor<4xf32> {zero.param = "fc0.bias"},
-// CHECK-SAME:    %[[W1:arg[0-9]+]]: tensor<4x2xf32> {zero.param = "fc1.weight"},
-// CHECK-SAME:    %[[B1:arg[0-9]+]]: tensor<2xf32> {zero.param = "fc1.bias"},
+// CHECK-SAME:    %[[W0:arg[0-9]+]]: tensor<3x4xf32> {zero.init = {kind = "normal", std = 0.57735026918962584 : f64}, zero.param = "fc0.weight"},
+// CHECK-SAME:    %[[B0:arg[0-9]+]]: tensor<4xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "fc0.bias"},
+// CHECK-SAME:    %[[W1:arg[0-9]+]]: tensor<4x2xf32> {zero.init = {kind = "normal", std = 5.000000e-01 : f64}, zero.param = "fc1.weight"},
+// CHECK-SAME:    %[[B1:arg[0-9]+]]: tensor<2xf32> {zero.init = {kind = "constant", value = 0.000000e+00 : f64}, zero.param = "fc1.bias"},
 // CHECK-SAME:    %[[X:arg[0-9]+]]: tensor<2x3xf32> {zero.batch = "input"},
 // CHECK-SAME:    %[[Y:arg[0-9]+]]: tensor<2x2xf32> {zero.batch = "target"})
 // CHECK-SAME:    -> (tensor<f32> {zero.loss},
@@ -106,7 +106,7 @@
 
 // With --dtype f64 everything is f64, hyper-parameters and loss included.
 // F64-LABEL: func.func @forward_backward(
-// F64-SAME:    %arg0: tensor<3x4xf64> {zero.param = "fc0.weight"}
+// F64-SAME:    %arg0: tensor<3x4xf64> {zero.init = {kind = "normal", std = 0.57735026918962584 : f64}, zero.param = "fc0.weight"}
 // F64-SAME:    -> (tensor<f64> {zero.loss}
 // F64-NOT:     f32
 // F64-LABEL: func.func @optimizer(

@@ -23,6 +23,32 @@ struct LowerCPUOptions : public PassPipelineOptions<LowerCPUOptions> {
       llvm::cl::init(true)};
 };
 
+/// Where the step runs.
+enum class Target { CPU };
+
+struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
+  PassOptions::Option<int64_t> stage{
+      *this, "stage",
+      llvm::cl::desc("ZeRO stage: 0 data parallel, 1 optimizer states "
+                     "sharded, 2 and gradients, 3 and parameters"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> worldSize{
+      *this, "world-size",
+      llvm::cl::desc("Number of data-parallel ranks the step runs on"),
+      llvm::cl::init(1)};
+  PassOptions::Option<Target> target{
+      *this, "target", llvm::cl::desc("What the step is lowered for"),
+      llvm::cl::init(Target::CPU),
+      llvm::cl::values(
+          clEnumValN(Target::CPU, "cpu",
+                     "loops and runtime GEMM calls (OpenBLAS), MPI"))};
+  PassOptions::Option<bool> gemmToRuntime{
+      *this, "gemm-to-runtime",
+      llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
+                     "(OpenBLAS); off: plain loops like everything else"),
+      llvm::cl::init(true)};
+};
+
 /// Tensors to buffers with the step ABI: read-only inputs, in-place optimizer
 /// parameters and states, out-parameters for everything else, and
 /// ownership-based deallocation of every temporary.
@@ -32,8 +58,14 @@ void buildBufferizeStepPipeline(OpPassManager &pm);
 /// loops, allocations through the runtime's accounting allocator.
 void buildLowerToLLVMPipeline(OpPassManager &pm, const LowerCPUOptions &opts);
 
-/// Both halves: the `zero-lower-cpu` pipeline.
+/// Both halves: the `zero-lower-cpu` pipeline. Its output carries the step
+/// ABI (zero-step-abi, zero-export-step-abi).
 void buildLowerCPUPipeline(OpPassManager &pm, const LowerCPUOptions &opts);
+
+/// `zero-train-pipeline`: zero-verify, zero-partition, then the lowering for
+/// the target. A contract module in, an LLVM dialect module with the step
+/// ABI out.
+void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &opts);
 
 /// Attaches BufferizableOpInterface models to the shard collectives that
 /// zero-partition emits: each bufferizes into a fresh result buffer and a

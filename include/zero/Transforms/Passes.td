@@ -181,6 +181,86 @@ def ZeroStripContractAttributesPass
   }];
 }
 
+def ZeroStepAbiPass : Pass<"zero-step-abi", "::mlir::ModuleOp"> {
+  let summary = "Record the step ABI descriptor of the bufferized step functions";
+  let description = [{
+    Reads every bufferized function with a `zero.role` and records, as the
+    module attribute `zero.step_abi`, what a driver needs to call it without
+    MLIR: the ABI version; whether the step is partitioned, its stage and
+    world size; the parameters in order with shape, element type, flat
+    layout (`numel`, `padded`, `shard`, from `zero.manifest`) and
+    initialization (`zero.init`); the optimizer states, batch inputs (with
+    `zero.token_range`), hyper-parameters and loss; and for each entry
+    function its arguments in order, each with role, name, index into the
+    lists above, element type, shape (or `scalar`), memory category,
+    whether it holds this rank's shard (`sharded`) and whether it is an
+    out-parameter the caller copies back (`out_copy`). The layout is read,
+    never re-derived. docs/runtime-abi.md describes every field;
+    zero-export-step-abi writes the descriptor into the object as JSON.
+
+    Before (bufferized):
+    ```mlir
+    func.func @fb(%w: memref<4xf32> {zero.param = "w",
+                                     zero.init = {kind = "constant", value = 0.0 : f64}},
+                  %x: memref<4xf32> {zero.batch = "x"},
+                  %loss: memref<f32> {zero.loss},
+                  %gw: memref<4xf32> {zero.grad = "w"})
+        attributes {zero.role = "forward_backward"}
+    ```
+    After, on the module:
+    ```mlir
+    module attributes {zero.step_abi = {abi_version = 1, partitioned = false,
+        stage = 0, world_size = 1,
+        params = [
+          {name = "w", dtype = "f32", shape = array<i64: 4>, numel = 4,
+           padded = 4, shard = 4, init = {...}}
+        ],
+        entries = [
+          {name = "fb", role = "forward_backward", args = [
+            {role = "param", name = "w", index = 0, dtype = "f32",
+             category = "params", shape = array<i64: 4>}, ...
+          ]}
+        ], ...}}
+    ```
+  }];
+}
+
+def ZeroExportStepAbiPass
+    : Pass<"zero-export-step-abi", "::mlir::ModuleOp"> {
+  let summary = "Write the step ABI into the lowered module: JSON descriptor "
+                "and packed entry points";
+  let description = [{
+    The last step of the lowering, on LLVM dialect code whose step functions
+    were lowered with the bare-pointer calling convention (one `!llvm.ptr`
+    per buffer, scalars by value). Adds, as runtime/include/zero/step.h
+    declares:
+    - `@zero_step_abi`, the `zero.step_abi` descriptor as NUL-terminated
+      JSON;
+    - for each entry function `@f`, `@zero_entry_f(%args: !llvm.ptr)`,
+      which loads argument i from `args[i]` (a buffer's pointer, or a
+      pointer to a scalar's value) and calls `@f`;
+    - `@zero_step_entries`, the table of `{name, packed function}` pairs
+      ending with two null pointers.
+
+    Before:
+    ```mlir
+    llvm.func @fb(%w: !llvm.ptr, %x: !llvm.ptr, %loss: !llvm.ptr, %gw: !llvm.ptr)
+    ```
+    After (schematically):
+    ```mlir
+    llvm.func @zero_entry_fb(%args: !llvm.ptr) {
+      %0 = llvm.getelementptr %args[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %w = llvm.load %0 : !llvm.ptr -> !llvm.ptr
+      ...
+      llvm.call @fb(%w, %x, %loss, %gw) : (...) -> ()
+    }
+    llvm.mlir.global external constant @zero_step_abi("{\"abi_version\":1,...}\00")
+    llvm.mlir.global external constant @zero_step_entries() : !llvm.array<2 x struct<(ptr, ptr)>>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ZeroReleaseEarlyPass : Pass<"zero-release-early", "::mlir::ModuleOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

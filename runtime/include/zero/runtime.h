@@ -401,6 +401,16 @@ ZRT_API double zrt_all_reduce_scalar_sum_f64(double value);
 ZRT_API float zrt_all_reduce_scalar_max_f32(float value);
 ZRT_API double zrt_all_reduce_scalar_max_f64(double value);
 
+/* Copies `bytes` bytes at `data` from rank `root` to every other rank
+ * (MPI_Bcast semantics; every rank passes the same `bytes` and `root`).
+ * For set-up, not for training steps: ranks that wait poll with growing
+ * sleeps (50 us up to 10 ms) instead of spinning, so a rank that compiles
+ * or reads a file meanwhile keeps its core. Not counted in
+ * zrt_comm_stats. A world of one rank returns at once. Returns 0, or
+ * nonzero with zrt_last_error() set (invalid root, NULL data with bytes > 0,
+ * an MPI error). */
+ZRT_API int zrt_broadcast_bytes(void *data, size_t bytes, int root);
+
 /* Sets the comm bucket: the most bytes the receive buffer of one exchange
  * segment holds (see "Temporary memory"), and returns the previous value.
  * 0 restores the default, 16 MiB. Process-wide; it decides how calls are

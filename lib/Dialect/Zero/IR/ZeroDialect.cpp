@@ -9,6 +9,7 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -66,6 +67,56 @@ LogicalResult verifyState(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// Checks `{kind = "normal" | "uniform" | "constant", ...}` with the float
+/// fields each kind needs.
+LogicalResult verifyInit(function_ref<InFlightDiagnostic()> emitError,
+                         NamedAttribute attr) {
+  auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+  auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+  if (!kind)
+    return emitError() << "'zero.init' must be a dictionary with a kind: "
+                          "{kind = \"normal\", std = 0.02 : f64}, {kind = "
+                          "\"uniform\", low = -0.1 : f64, high = 0.1 : f64} or "
+                          "{kind = \"constant\", value = 1.0 : f64}";
+  SmallVector<StringRef> required, optional;
+  if (kind.getValue() == "normal") {
+    required = {"std"};
+    optional = {"mean"};
+  } else if (kind.getValue() == "uniform") {
+    required = {"low", "high"};
+  } else if (kind.getValue() == "constant") {
+    required = {"value"};
+  } else {
+    return emitError() << "'zero.init' kind must be \"normal\", \"uniform\" "
+                          "or \"constant\", got \""
+                       << kind.getValue() << "\"";
+  }
+  for (NamedAttribute field : dict) {
+    StringRef name = field.getName().getValue();
+    if (name == "kind")
+      continue;
+    if (!llvm::is_contained(required, name) &&
+        !llvm::is_contained(optional, name))
+      return emitError() << "'zero.init' of kind \"" << kind.getValue()
+                         << "\" has no field '" << name << "'";
+    auto value = dyn_cast<FloatAttr>(field.getValue());
+    if (!value || !value.getValue().isFinite())
+      return emitError() << "'zero.init' field '" << name
+                         << "' must be a finite float, e.g. 0.02 : f64";
+    if (name == "std" && value.getValueAsDouble() < 0)
+      return emitError() << "'zero.init' field 'std' must not be negative";
+  }
+  for (StringRef name : required)
+    if (!dict.get(name))
+      return emitError() << "'zero.init' of kind \"" << kind.getValue()
+                         << "\" needs a field '" << name << "'";
+  if (kind.getValue() == "uniform" &&
+      dict.getAs<FloatAttr>("low").getValueAsDouble() >
+          dict.getAs<FloatAttr>("high").getValueAsDouble())
+    return emitError() << "'zero.init' needs low <= high";
+  return success();
+}
+
 /// Checks one `zero.*` attribute attached at `site`.
 LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                              NamedAttribute attr, Site site) {
@@ -109,6 +160,25 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                             "\"optimizer_states\" or \"activations\"";
     return success();
   }
+  if (name == ZeroDialect::StepAbiAttrHelper::getNameStr()) {
+    if (site != Site::Operation)
+      return emitError() << "'zero.step_abi' belongs on the module";
+    return success();
+  }
+  if (name == ZeroDialect::InitAttrHelper::getNameStr()) {
+    if (site != Site::Argument)
+      return emitError() << "'zero.init' belongs on a parameter argument";
+    return verifyInit(emitError, attr);
+  }
+  if (name == ZeroDialect::TokenRangeAttrHelper::getNameStr()) {
+    if (site != Site::Argument)
+      return emitError() << "'zero.token_range' belongs on a batch argument";
+    auto range = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!range || range.getValue().getSExtValue() < 1)
+      return emitError() << "'zero.token_range' must be a positive integer "
+                            "(the number of token ids, e.g. 50257 : i64)";
+    return success();
+  }
   bool isArgOrResultAttr =
       name == ZeroDialect::ParamAttrHelper::getNameStr() ||
       name == ZeroDialect::GradAttrHelper::getNameStr() ||
@@ -121,7 +191,8 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                        << "'; expected one of zero.role, zero.param, "
                           "zero.grad, zero.batch, zero.loss, zero.state, "
                           "zero.hyper, zero.stage, zero.world_size, "
-                          "zero.manifest, zero.category";
+                          "zero.manifest, zero.category, zero.init, "
+                          "zero.token_range, zero.step_abi";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "
@@ -142,6 +213,9 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName().getValue() == StepAbiAttrHelper::getNameStr() &&
+      !isa<ModuleOp>(op))
+    return op->emitOpError() << "'zero.step_abi' belongs on the module";
   // Lowering carries the role from func.func to llvm.func.
   if (attr.getName().getValue() == RoleAttrHelper::getNameStr() &&
       !isa<FunctionOpInterface>(op))

@@ -34,6 +34,9 @@ def Zero_Dialect : Dialect {
     | `zero.stage`, `zero.world_size` | `train_step` | the ZeRO stage (0-3) and the number of ranks it was partitioned for |
     | `zero.manifest` | `train_step` | one dictionary per parameter: `name`, `shape`, `numel`, `padded` (numel rounded up to a multiple of the world size) and `shard` (padded / world size); rank r owns elements [r*shard, (r+1)*shard) of the flattened, zero-padded parameter, its gradient and its states |
     | `zero.category` | an operation that allocates (`shard` collectives, `memref.alloc`) | `"params"`, `"grads"`, `"optimizer_states"` or `"activations"`: the memory category the runtime counts its buffer to (docs/zero-form.md) |
+    | `zero.init` | parameter argument | how a driver initializes the parameter: `{kind = "normal", std = 0.02 : f64}` (optional `mean`), `{kind = "uniform", low = -0.1 : f64, high = 0.1 : f64}` or `{kind = "constant", value = 1.0 : f64}`; without it the documented default of docs/runtime-abi.md applies |
+    | `zero.token_range` | integer batch argument | the number of token ids the input takes (ids lie in [0, n)); a driver checks its data against it |
+    | `zero.step_abi` | `builtin.module` | the step ABI descriptor (made by zero-step-abi): entry points and every argument's role, shape, type, shard and category (docs/runtime-abi.md) |
 
     The dialect checks each attribute's value kind where it is attached; the
     `zero-verify` pass checks the contract as a whole.
@@ -49,7 +52,10 @@ def Zero_Dialect : Dialect {
     "::mlir::IntegerAttr":$stage,
     "::mlir::IntegerAttr":$world_size,
     "::mlir::ArrayAttr":$manifest,
-    "::mlir::StringAttr":$category
+    "::mlir::StringAttr":$category,
+    "::mlir::DictionaryAttr":$init,
+    "::mlir::IntegerAttr":$token_range,
+    "::mlir::DictionaryAttr":$step_abi
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -1,0 +1,67 @@
+//===- CompileStep.h - One compilation for every way of running -*- C++ -*-===//
+//
+// zero-run and zero-compile compile a step the same way: find out which form
+// the module is in (a training-step contract, a module zero-partition already
+// rewrote, or one already lowered with its step ABI), run the registered
+// pipeline that form needs (zero-train-pipeline or zero-lower-cpu), and emit
+// an object file (ObjectFile.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_TARGET_COMPILESTEP_H
+#define ZERO_TARGET_COMPILESTEP_H
+
+#include "zero/Target/ObjectFile.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::zero {
+
+enum class StepForm {
+  /// forward_backward and optimizer (docs/training-step-ir.md).
+  Contract,
+  /// @train_step from zero-partition, with zero.stage and zero.world_size.
+  Partitioned,
+  /// LLVM dialect with the step ABI (zero-lower-cpu's output).
+  Lowered,
+};
+
+struct StepInfo {
+  StepForm form = StepForm::Contract;
+  /// Partitioned modules: what zero-partition was run with.
+  int64_t stage = 0, worldSize = 1;
+};
+
+/// Classifies `module`.
+StepInfo inspectStep(ModuleOp module);
+
+struct CompileOptions {
+  /// Contract modules: partition for this stage (0-3); none: lower the
+  /// contract functions as they are (a step for one rank).
+  std::optional<int64_t> stage;
+  /// The number of ranks the step runs on.
+  int64_t worldSize = 1;
+  bool gemmToRuntime = true;
+  ObjectOptions object;
+};
+
+/// The textual pipeline `compileStep` runs on a module of `info`'s form, as
+/// passes on the module without the `builtin.module(...)` anchor (empty for
+/// a lowered module), or an error naming the mismatch (a module
+/// partitioned for other ranks or another stage).
+llvm::Expected<std::string> pipelineFor(const StepInfo &info,
+                                        const CompileOptions &options);
+
+/// Lowers `module` in place with `pipelineFor`'s pipeline and emits its
+/// object file. Diagnostics of the passes go to the context's handler; the
+/// error is one line.
+llvm::Expected<std::string> compileStep(ModuleOp module,
+                                        const CompileOptions &options);
+
+} // namespace mlir::zero
+
+#endif // ZERO_TARGET_COMPILESTEP_H

@@ -1,0 +1,97 @@
+//===- CompileStep.cpp - One compilation for every way of running ---------===//
+
+#include "zero/Target/CompileStep.h"
+
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "zero/step.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+} // namespace
+
+StepInfo mlir::zero::inspectStep(ModuleOp module) {
+  StepInfo info;
+  if (module.lookupSymbol<LLVM::GlobalOp>(ZRT_STEP_ABI_SYMBOL)) {
+    info.form = StepForm::Lowered;
+    return info;
+  }
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto world = fn->getAttrOfType<IntegerAttr>(
+        ZeroDialect::WorldSizeAttrHelper::getNameStr());
+    auto stage = fn->getAttrOfType<IntegerAttr>(
+        ZeroDialect::StageAttrHelper::getNameStr());
+    if (!world || !stage)
+      continue;
+    info.form = StepForm::Partitioned;
+    info.worldSize = world.getInt();
+    info.stage = stage.getInt();
+  }
+  return info;
+}
+
+llvm::Expected<std::string>
+mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
+  std::string gemm = options.gemmToRuntime ? "true" : "false";
+  switch (info.form) {
+  case StepForm::Lowered:
+    return std::string();
+  case StepForm::Partitioned:
+    if (info.worldSize != options.worldSize)
+      return makeError(llvm::formatv(
+          "the module was partitioned for {0} ranks (zero.world_size) but "
+          "{1} were asked for: run it on {0} ranks, or start from the module "
+          "before zero-partition",
+          info.worldSize, options.worldSize));
+    if (options.stage && *options.stage != info.stage)
+      return makeError(llvm::formatv(
+          "the module was partitioned for stage {0} (zero.stage) but stage "
+          "{1} was asked for: drop the stage option, or start from the "
+          "module before zero-partition",
+          info.stage, *options.stage));
+    return "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
+  case StepForm::Contract:
+    if (!options.stage) {
+      if (options.worldSize != 1)
+        return makeError("an unpartitioned step runs on one rank only; give "
+                         "a stage to partition it for " +
+                         llvm::Twine(options.worldSize) + " ranks");
+      return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
+    }
+    return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
+                         "target=cpu gemm-to-runtime={2}}",
+                         *options.stage, options.worldSize, gemm)
+        .str();
+  }
+  return makeError("unknown step form");
+}
+
+llvm::Expected<std::string>
+mlir::zero::compileStep(ModuleOp module, const CompileOptions &options) {
+  llvm::Expected<std::string> pipeline =
+      pipelineFor(inspectStep(module), options);
+  if (!pipeline)
+    return pipeline.takeError();
+  if (!pipeline->empty()) {
+    PassManager pm = PassManager::on<ModuleOp>(module.getContext());
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(*pipeline, pm, os)))
+      return makeError("cannot build the pipeline '" + *pipeline +
+                       "': " + error);
+    if (failed(pm.run(module)))
+      return makeError("the step does not compile (see the errors above)");
+  }
+  return emitObjectFile(module, options.object);
+}

@@ -1,0 +1,340 @@
+//===- Abi.cpp - The step ABI descriptor, read by the driver --------------===//
+
+#include "Abi.h"
+
+#include "Json.h"
+
+#include <cstring>
+
+using namespace zero::driver;
+
+size_t zero::driver::dtypeBytes(DType type) {
+  switch (type) {
+  case DType::F64:
+  case DType::I64:
+    return 8;
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::BF16:
+  case DType::F16:
+  case DType::I16:
+    return 2;
+  case DType::I8:
+    return 1;
+  }
+  return 0;
+}
+
+const char *zero::driver::dtypeName(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::I8:
+    return "i8";
+  case DType::I16:
+    return "i16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  return "?";
+}
+
+bool zero::driver::isFloat(DType type) {
+  return type == DType::F32 || type == DType::F64 || type == DType::BF16 ||
+         type == DType::F16;
+}
+
+const Entry *Abi::find(const std::string &role) const {
+  for (const Entry &e : entries)
+    if (e.role == role)
+      return &e;
+  return nullptr;
+}
+
+namespace {
+/// Field access with one error message for every kind of mismatch.
+class Reader {
+public:
+  std::string error;
+
+  bool fail(const std::string &what) {
+    if (error.empty())
+      error = what;
+    return false;
+  }
+  const JsonValue *field(const JsonValue &obj, const char *name,
+                         JsonValue::Kind kind, const std::string &where) {
+    const JsonValue *v = obj.isObject() ? obj.get(name) : nullptr;
+    if (!v || v->kind() != kind) {
+      fail(where + " has no valid '" + name + "'");
+      return nullptr;
+    }
+    return v;
+  }
+  bool string(const JsonValue &obj, const char *name, std::string &out,
+              const std::string &where) {
+    const JsonValue *v = field(obj, name, JsonValue::Kind::String, where);
+    return v && (out = v->asString(), true);
+  }
+  bool integer(const JsonValue &obj, const char *name, int64_t &out,
+               const std::string &where, int64_t min = 0) {
+    const JsonValue *v = field(obj, name, JsonValue::Kind::Number, where);
+    if (!v)
+      return false;
+    if (!v->isInteger() || v->asInt() < min)
+      return fail(where + ": '" + name + "' must be an integer >= " +
+                  std::to_string(min));
+    out = v->asInt();
+    return true;
+  }
+  bool flag(const JsonValue &obj, const char *name, bool &out) {
+    const JsonValue *v = obj.get(name);
+    out = v && v->isBool() && v->asBool();
+    return true;
+  }
+  bool dtype(const JsonValue &obj, DType &out, const std::string &where) {
+    std::string name;
+    if (!string(obj, "dtype", name, where))
+      return false;
+    static const std::pair<const char *, DType> names[] = {
+        {"f32", DType::F32}, {"f64", DType::F64}, {"bf16", DType::BF16},
+        {"f16", DType::F16}, {"i8", DType::I8},   {"i16", DType::I16},
+        {"i32", DType::I32}, {"i64", DType::I64}};
+    for (const auto &n : names)
+      if (name == n.first)
+        return out = n.second, true;
+    return fail(where + " has unknown dtype '" + name + "'");
+  }
+  bool shape(const JsonValue &obj, std::vector<int64_t> &out,
+             const std::string &where, int64_t *elements = nullptr) {
+    const JsonValue *v = field(obj, "shape", JsonValue::Kind::Array, where);
+    if (!v)
+      return false;
+    int64_t n = 1;
+    for (const JsonValue &d : v->items()) {
+      if (!d.isInteger() || d.asInt() < 0)
+        return fail(where + " has a shape with a negative or non-integer size");
+      if (d.asInt() != 0 && n > INT64_MAX / d.asInt())
+        return fail(where + " has a shape whose element count overflows");
+      n *= d.asInt();
+      out.push_back(d.asInt());
+    }
+    if (elements)
+      *elements = n;
+    return true;
+  }
+  bool number(const JsonValue &obj, const char *name, double &out,
+              const std::string &where) {
+    const JsonValue *v = field(obj, name, JsonValue::Kind::Number, where);
+    return v && (out = v->asDouble(), true);
+  }
+};
+} // namespace
+
+bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
+                           Abi &abi, std::string &error) {
+  if (!json) {
+    error = "the step exports no ABI descriptor (" ZRT_STEP_ABI_SYMBOL ")";
+    return false;
+  }
+  JsonValue root;
+  std::string parseError;
+  if (!parseJson(json, root, parseError)) {
+    error = "the step's ABI descriptor is not valid JSON: " + parseError;
+    return false;
+  }
+  Reader r;
+  auto done = [&](bool ok) {
+    if (!ok)
+      error = "the step's ABI descriptor is malformed: " + r.error;
+    return ok;
+  };
+  int64_t version = 0;
+  if (!r.integer(root, "abi_version", version, "the descriptor"))
+    return done(false);
+  if (version != ZRT_STEP_ABI_VERSION) {
+    error = "the step's ABI descriptor has version " + std::to_string(version) +
+            " but this driver reads version " +
+            std::to_string(ZRT_STEP_ABI_VERSION) +
+            "; compile the step with the zero-mlir this driver belongs to";
+    return false;
+  }
+  if (!r.flag(root, "partitioned", abi.partitioned) ||
+      !r.integer(root, "stage", abi.stage, "the descriptor") ||
+      !r.integer(root, "world_size", abi.worldSize, "the descriptor", 1))
+    return done(false);
+  if (abi.stage > 3)
+    return done(r.fail("stage " + std::to_string(abi.stage) + " is not 0-3"));
+
+  const JsonValue *params =
+      r.field(root, "params", JsonValue::Kind::Array, "the descriptor");
+  if (!params)
+    return done(false);
+  for (const JsonValue &p : params->items()) {
+    Param param;
+    std::string where = "parameter #" + std::to_string(abi.params.size());
+    int64_t elements = 0;
+    if (!r.string(p, "name", param.name, where) || !r.dtype(p, param.dtype, where) ||
+        !r.shape(p, param.shape, where, &elements) ||
+        !r.integer(p, "numel", param.numel, where) ||
+        !r.integer(p, "padded", param.padded, where) ||
+        !r.integer(p, "shard", param.shard, where))
+      return done(false);
+    where = "parameter '" + param.name + "'";
+    if (elements != param.numel || param.padded < param.numel ||
+        param.padded != param.shard * abi.worldSize)
+      return done(r.fail(where + " has an inconsistent layout"));
+    if (const JsonValue *init = p.get("init")) {
+      std::string kind;
+      if (!r.string(*init, "kind", kind, where + "'s init"))
+        return done(false);
+      InitSpec &s = param.init;
+      if (kind == "normal") {
+        s.kind = InitSpec::Kind::Normal;
+        if (!r.number(*init, "std", s.std, where + "'s init"))
+          return done(false);
+        if (init->get("mean") && !r.number(*init, "mean", s.mean, where))
+          return done(false);
+      } else if (kind == "uniform") {
+        s.kind = InitSpec::Kind::Uniform;
+        if (!r.number(*init, "low", s.low, where + "'s init") ||
+            !r.number(*init, "high", s.high, where + "'s init"))
+          return done(false);
+      } else if (kind == "constant") {
+        s.kind = InitSpec::Kind::Constant;
+        if (!r.number(*init, "value", s.value, where + "'s init"))
+          return done(false);
+      } else {
+        return done(r.fail(where + " has unknown init kind '" + kind + "'"));
+      }
+    }
+    abi.params.push_back(std::move(param));
+  }
+
+  const JsonValue *states =
+      r.field(root, "states", JsonValue::Kind::Array, "the descriptor");
+  if (!states)
+    return done(false);
+  for (const JsonValue &s : states->items()) {
+    State state;
+    std::string where = "state #" + std::to_string(abi.states.size());
+    int64_t param = 0;
+    if (!r.integer(s, "param", param, where) ||
+        !r.string(s, "kind", state.kind, where) || !r.dtype(s, state.dtype, where) ||
+        !r.shape(s, state.shape, where))
+      return done(false);
+    if (param >= static_cast<int64_t>(abi.params.size()))
+      return done(r.fail(where + " names no parameter"));
+    state.param = static_cast<unsigned>(param);
+    abi.states.push_back(std::move(state));
+  }
+
+  const JsonValue *batch =
+      r.field(root, "batch", JsonValue::Kind::Array, "the descriptor");
+  if (!batch)
+    return done(false);
+  for (const JsonValue &b : batch->items()) {
+    BatchInput in;
+    std::string where = "batch input #" + std::to_string(abi.batch.size());
+    if (!r.string(b, "name", in.name, where) || !r.dtype(b, in.dtype, where) ||
+        !r.shape(b, in.shape, where))
+      return done(false);
+    if (b.get("token_range") &&
+        !r.integer(b, "token_range", in.tokenRange, where, 1))
+      return done(false);
+    abi.batch.push_back(std::move(in));
+  }
+
+  const JsonValue *hypers =
+      r.field(root, "hypers", JsonValue::Kind::Array, "the descriptor");
+  if (!hypers)
+    return done(false);
+  for (const JsonValue &h : hypers->items()) {
+    Hyper hyper;
+    std::string where = "hyper-parameter #" + std::to_string(abi.hypers.size());
+    if (!r.string(h, "name", hyper.name, where) || !r.dtype(h, hyper.dtype, where))
+      return done(false);
+    abi.hypers.push_back(std::move(hyper));
+  }
+
+  const JsonValue *loss =
+      r.field(root, "loss", JsonValue::Kind::Object, "the descriptor");
+  if (!loss || !r.dtype(*loss, abi.lossType, "the loss"))
+    return done(false);
+
+  const JsonValue *entries =
+      r.field(root, "entries", JsonValue::Kind::Array, "the descriptor");
+  if (!entries)
+    return done(false);
+  for (const JsonValue &e : entries->items()) {
+    Entry entry;
+    std::string where = "entry #" + std::to_string(abi.entries.size());
+    if (!r.string(e, "name", entry.name, where) ||
+        !r.string(e, "role", entry.role, where))
+      return done(false);
+    where = "entry '" + entry.name + "'";
+    const JsonValue *args = r.field(e, "args", JsonValue::Kind::Array, where);
+    if (!args)
+      return done(false);
+    for (const JsonValue &a : args->items()) {
+      Arg arg;
+      std::string argWhere =
+          where + " argument #" + std::to_string(entry.args.size());
+      std::string role;
+      int64_t index = 0;
+      if (!r.string(a, "role", role, argWhere) ||
+          !r.integer(a, "index", index, argWhere) ||
+          !r.dtype(a, arg.dtype, argWhere))
+        return done(false);
+      r.flag(a, "scalar", arg.scalar);
+      r.flag(a, "sharded", arg.sharded);
+      r.flag(a, "out_copy", arg.outCopy);
+      if (!arg.scalar && !r.shape(a, arg.shape, argWhere, &arg.elements))
+        return done(false);
+      size_t limit = 0;
+      if (role == "param" || role == "grad") {
+        arg.role = role == "param" ? Role::Param : Role::Grad;
+        limit = abi.params.size();
+      } else if (role == "state") {
+        arg.role = Role::State;
+        limit = abi.states.size();
+      } else if (role == "batch") {
+        arg.role = Role::Batch;
+        limit = abi.batch.size();
+      } else if (role == "hyper") {
+        arg.role = Role::Hyper;
+        limit = abi.hypers.size();
+      } else if (role == "loss") {
+        arg.role = Role::Loss;
+        limit = 1;
+      } else {
+        return done(r.fail(argWhere + " has unknown role '" + role + "'"));
+      }
+      if (index >= static_cast<int64_t>(limit))
+        return done(r.fail(argWhere + " has an index out of range"));
+      arg.index = static_cast<unsigned>(index);
+      if (arg.scalar && arg.role != Role::Hyper)
+        return done(r.fail(argWhere + " is a scalar but no hyper-parameter"));
+      entry.args.push_back(std::move(arg));
+    }
+    for (const zrt_step_entry *t = table; t && t->name; ++t)
+      if (entry.name == t->name)
+        entry.fn = t->fn;
+    if (!entry.fn) {
+      error = "the step exports no packed function for entry '" + entry.name +
+              "' in " ZRT_STEP_ENTRIES_SYMBOL;
+      return false;
+    }
+    abi.entries.push_back(std::move(entry));
+  }
+  return done(true);
+}

@@ -1,0 +1,132 @@
+//===- Files.cpp - Safe file input and output for the driver --------------===//
+
+#include "Files.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace zero::driver;
+
+namespace {
+bool writeAll(int fd, const std::vector<Chunk> &chunks, std::string &error) {
+  for (const Chunk &c : chunks) {
+    const char *p = static_cast<const char *>(c.data);
+    size_t left = c.bytes;
+    while (left > 0) {
+      ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        error = std::strerror(n < 0 ? errno : ENOSPC);
+        return false;
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  return true;
+}
+} // namespace
+
+bool zero::driver::writeFileAtomically(const std::string &path,
+                                       const std::vector<Chunk> &chunks,
+                                       std::string &error) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 &&
+      (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    std::string why;
+    if (fd < 0 || !writeAll(fd, chunks, why)) {
+      error = "cannot write '" + path + "': " +
+              (fd < 0 ? std::string(std::strerror(errno)) : why);
+      if (fd >= 0)
+        ::close(fd);
+      return false;
+    }
+    ::close(fd);
+    return true;
+  }
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    error = "cannot write '" + path + "': it is a directory";
+    return false;
+  }
+  std::string temp = path + ".tmp.XXXXXX";
+  std::vector<char> name(temp.begin(), temp.end());
+  name.push_back('\0');
+  int fd = ::mkstemp(name.data());
+  if (fd < 0) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::string why;
+  bool ok = writeAll(fd, chunks, why);
+  if (ok && ::fsync(fd) != 0) {
+    why = std::strerror(errno);
+    ok = false;
+  }
+  // Regular files get the usual permissions (mkstemp makes them 0600).
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (ok && ::fchmod(fd, 0666 & ~mask) != 0) {
+    why = std::strerror(errno);
+    ok = false;
+  }
+  if (::close(fd) != 0 && ok) {
+    why = std::strerror(errno);
+    ok = false;
+  }
+  if (ok && ::rename(name.data(), path.c_str()) != 0) {
+    why = std::strerror(errno);
+    ok = false;
+  }
+  if (!ok) {
+    ::unlink(name.data());
+    error = "cannot write '" + path + "': " + why;
+  }
+  return ok;
+}
+
+bool zero::driver::readFileLimited(const std::string &path, size_t maxBytes,
+                                   std::string &out, std::string &error,
+                                   const std::string &what) {
+  const std::string name = "cannot read " + what + " '" + path + "': ";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = name + std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    error = name + "not a regular file";
+    return false;
+  }
+  if (static_cast<unsigned long long>(st.st_size) > maxBytes) {
+    ::close(fd);
+    error = name + "it has " +
+            std::to_string(st.st_size) + " bytes, more than the limit of " +
+            std::to_string(maxBytes);
+    return false;
+  }
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::read(fd, &out[done], out.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = name +
+              (n < 0 ? std::strerror(errno) : "it shrank while being read");
+      ::close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return true;
+}

@@ -1,0 +1,38 @@
+//===- Files.h - Safe file input and output for the driver ------*- C++ -*-===//
+
+#ifndef ZERO_DRIVER_FILES_H
+#define ZERO_DRIVER_FILES_H
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zero::driver {
+
+/// A piece of an output file.
+struct Chunk {
+  const void *data;
+  size_t bytes;
+};
+
+/// Writes `chunks` to `path` so that the destination never holds a partial
+/// file: into a temporary file beside it, flushed to disk (fsync), then
+/// renamed over it. A path that names a character device or a FIFO
+/// (/dev/null, /dev/stdout) is written to directly instead of being
+/// replaced. Returns false with a one-line message (and no file left behind)
+/// on any error, a full disk included.
+bool writeFileAtomically(const std::string &path,
+                         const std::vector<Chunk> &chunks, std::string &error);
+
+/// Reads the regular file `path` whole if it holds at most `maxBytes` bytes;
+/// a device, FIFO or directory, or a larger file, is an error (a one-line
+/// message), so an input that never ends cannot exhaust memory.
+/// `what` names the file in messages ("data file", "--init file").
+bool readFileLimited(const std::string &path, size_t maxBytes,
+                     std::string &out, std::string &error,
+                     const std::string &what = "file");
+
+} // namespace zero::driver
+
+#endif // ZERO_DRIVER_FILES_H
