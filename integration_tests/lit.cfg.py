@@ -19,6 +19,14 @@ config.test_exec_root = os.path.join(config.zero_obj_root, "integration_tests")
 
 config.substitutions.append(("%zero_src_root", config.zero_src_root))
 config.substitutions.append(("%python", config.python_executable))
+# Programs that embed a compiled step: the C compiler, the runtime's headers
+# and the directory of its libraries.
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%zero_runtime_include",
+                             os.path.join(config.zero_src_root, "runtime",
+                                          "include")))
+config.substitutions.append(("%zero_lib_dir",
+                             os.path.join(config.zero_obj_root, "lib")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

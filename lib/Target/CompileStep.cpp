@@ -62,16 +62,13 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
           info.stage, *options.stage));
     return "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
   case StepForm::Contract:
-    if (!options.stage) {
-      if (options.worldSize != 1)
-        return makeError("an unpartitioned step runs on one rank only; give "
-                         "a stage to partition it for " +
-                         llvm::Twine(options.worldSize) + " ranks");
+    // One rank without a stage: the contract functions as they are. More
+    // ranks without a stage: plain data parallelism.
+    if (!options.stage && options.worldSize == 1)
       return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
-    }
     return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
                          "target=cpu gemm-to-runtime={2}}",
-                         *options.stage, options.worldSize, gemm)
+                         options.stage.value_or(0), options.worldSize, gemm)
         .str();
   }
   return makeError("unknown step form");

@@ -76,3 +76,69 @@ func.func @f() -> memref<4xf32> {
 func.func @f(%g: tensor<4xf32> {zero.category = "grads"}) {
   return
 }
+
+// -----
+
+// zero.init says how a driver initializes a parameter; its kind decides
+// which float fields it has.
+// expected-error@+1 {{argument #0: 'zero.init' kind must be "normal", "uniform" or "constant", got "xavier"}}
+func.func @f(%w: tensor<4xf32> {zero.param = "w", zero.init = {kind = "xavier"}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'zero.init' of kind "normal" needs a field 'std'}}
+func.func @f(%w: tensor<4xf32> {zero.param = "w", zero.init = {kind = "normal"}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'zero.init' field 'std' must not be negative}}
+func.func @f(%w: tensor<4xf32> {zero.param = "w", zero.init = {kind = "normal", std = -1.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'zero.init' of kind "constant" has no field 'std'}}
+func.func @f(%w: tensor<4xf32> {zero.param = "w", zero.init = {kind = "constant", value = 1.0 : f64, std = 1.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'zero.init' needs low <= high}}
+func.func @f(%w: tensor<4xf32> {zero.param = "w", zero.init = {kind = "uniform", low = 1.0 : f64, high = 0.0 : f64}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{argument #0: 'zero.init' field 'value' must be a finite float, e.g. 0.02 : f64}}
+func.func @f(%w: tensor<4xf32> {zero.param = "w", zero.init = {kind = "constant", value = 1 : i64}}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'zero.init' belongs on a parameter argument}}
+func.func @f() attributes {zero.init = {kind = "constant", value = 1.0 : f64}} {
+  return
+}
+
+// -----
+
+// zero.token_range bounds the token ids of an integer batch input.
+// expected-error@+1 {{argument #0: 'zero.token_range' must be a positive integer (the number of token ids, e.g. 50257 : i64)}}
+func.func @f(%t: tensor<2x4xi32> {zero.batch = "tokens", zero.token_range = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'zero.step_abi' belongs on the module}}
+func.func @f() attributes {zero.step_abi = {abi_version = 1 : i64}} {
+  return
+}

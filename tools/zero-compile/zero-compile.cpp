@@ -310,9 +310,6 @@ int main(int argc, char **argv) {
   options.stage = opts.stage;
   options.worldSize = opts.worldSize.value_or(
       info.form == StepForm::Partitioned ? info.worldSize : 1);
-  if (!options.stage && options.worldSize > 1 &&
-      info.form == StepForm::Contract)
-    options.stage = 0;
   options.gemmToRuntime = opts.gemmToRuntime;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;

@@ -320,8 +320,6 @@ int main(int argc, char **argv) {
   const int world = zrt_world_size(), rank = zrt_world_rank();
   CompileOptions options;
   options.stage = opts.stage;
-  if (!options.stage && world > 1)
-    options.stage = 0;
   options.worldSize = world;
   options.gemmToRuntime = opts.gemmToRuntime;
   options.object.optLevel = opts.optLevel;

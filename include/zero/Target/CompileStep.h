@@ -41,7 +41,7 @@ StepInfo inspectStep(ModuleOp module);
 
 struct CompileOptions {
   /// Contract modules: partition for this stage (0-3); none: lower the
-  /// contract functions as they are (a step for one rank).
+  /// contract functions as they are on one rank, stage 0 on more.
   std::optional<int64_t> stage;
   /// The number of ranks the step runs on.
   int64_t worldSize = 1;

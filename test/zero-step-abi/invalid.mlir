@@ -1,0 +1,66 @@
+// RUN: zero-opt %s -split-input-file -verify-diagnostics --zero-step-abi
+
+// A step function that still returns tensors has not been bufferized.
+module {
+  // expected-error@+1 {{is not a bufferized step function (it returns values); run zero-bufferize-step before zero-step-abi}}
+  func.func @fb(%w: tensor<4xf32> {zero.param = "w"}) -> (tensor<f32> {zero.loss})
+      attributes {zero.role = "forward_backward"} {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+}
+
+// -----
+
+// A dynamic shape cannot be passed as a plain buffer.
+module {
+  // expected-error@+1 {{argument #1: is 'memref<?xf32>'; the step ABI passes contiguous buffers of static shape only}}
+  func.func @fb(%w: memref<4xf32> {zero.param = "w"}, %x: memref<?xf32> {zero.batch = "x"},
+                %loss: memref<f32> {zero.loss}) attributes {zero.role = "forward_backward"} {
+    return
+  }
+}
+
+// -----
+
+// A buffer whose size is neither the parameter nor its shard.
+module {
+  // expected-error@+1 {{argument #0: holds 4 elements of 'w'; the shard has 2}}
+  func.func @train_step(%w: memref<4xf32> {zero.param = "w"}, %loss: memref<f32> {zero.loss})
+      attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
+                  zero.manifest = [{name = "w", shape = array<i64: 4>, numel = 4 : i64, padded = 4 : i64, shard = 2 : i64}]} {
+    return
+  }
+}
+
+// -----
+
+// An inconsistent manifest: the padding is no multiple of the world size.
+module {
+  // expected-error@+1 {{has an inconsistent zero.manifest entry for 'w': numel 4, padded 5, shard 2 at world size 2}}
+  func.func @train_step(%w: memref<2xf32> {zero.param = "w"}, %loss: memref<f32> {zero.loss})
+      attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
+                  zero.manifest = [{name = "w", shape = array<i64: 4>, numel = 4 : i64, padded = 5 : i64, shard = 2 : i64}]} {
+    return
+  }
+}
+
+// -----
+
+// No step function writes a loss.
+// expected-error@+1 {{zero-step-abi: no step function writes a loss}}
+module {
+  func.func @fb(%w: memref<4xf32> {zero.param = "w"}) attributes {zero.role = "forward_backward"} {
+    return
+  }
+}
+
+// -----
+
+// No step function at all.
+// expected-error@+1 {{zero-step-abi: no function with a zero.role}}
+module {
+  func.func @f() {
+    return
+  }
+}
