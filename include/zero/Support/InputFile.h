@@ -18,8 +18,8 @@
 
 namespace mlir::zero {
 
-/// The largest input a tool reads: 4 GiB, far above any module text.
-constexpr uint64_t kMaxInputBytes = uint64_t(4) << 30;
+/// The largest input a tool reads: 1 GiB, far above any module text.
+constexpr uint64_t kMaxInputBytes = uint64_t(1) << 30;
 
 /// Reads `path` ("-" is standard input) into a NUL-terminated buffer, at
 /// most `limit` bytes; more is an error naming the limit.
