@@ -179,11 +179,15 @@ public:
   explicit Parser(const std::string &text) : t(text) {}
 
   bool parse(JsonValue &out, std::string &error) {
-    if (!value(out, 0) || (skip(), pos != t.size() && fail("trailing data"))) {
-      error = message + " at byte " + std::to_string(pos);
-      return false;
+    bool ok = value(out, 0);
+    if (ok) {
+      skip();
+      if (pos != t.size())
+        ok = fail("trailing data");
     }
-    return true;
+    if (!ok)
+      error = message + " at byte " + std::to_string(pos);
+    return ok;
   }
 
 private:

@@ -1,0 +1,141 @@
+//===- DriverTest.cpp - The driver's JSON reader and descriptor checks ----===//
+
+#include "Abi.h"
+#include "Data.h"
+#include "Json.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace zero::driver;
+
+namespace {
+// Round trip through the writer; numbers exact, strings escaped.
+TEST(DriverJson, ParsesAndWritesBack) {
+  JsonValue v;
+  std::string error;
+  ASSERT_TRUE(parseJson(
+      R"({"a": [1, -2, 3.25e2, true, null], "s": "q\"\\\u00e9\n", "n": {}})",
+      v, error))
+      << error;
+  ASSERT_TRUE(v.isObject());
+  const JsonValue *a = v.get("a");
+  ASSERT_TRUE(a && a->isArray());
+  EXPECT_EQ(a->items()[0].asInt(), 1);
+  EXPECT_EQ(a->items()[1].asInt(), -2);
+  // Integral numbers are integers, however written.
+  EXPECT_TRUE(a->items()[2].isInteger());
+  EXPECT_DOUBLE_EQ(a->items()[2].asDouble(), 325.0);
+  EXPECT_TRUE(a->items()[3].asBool());
+  EXPECT_TRUE(a->items()[4].isNull());
+  EXPECT_EQ(v.get("s")->asString(), "q\"\\\xc3\xa9\n");
+  JsonValue back;
+  ASSERT_TRUE(parseJson(v.dump(2), back, error)) << error;
+  EXPECT_EQ(back.dump(-1), v.dump(-1));
+}
+
+// Malformed text is an error with the byte offset, never a crash.
+TEST(DriverJson, RejectsMalformedText) {
+  const char *bad[] = {"",        "{",          "[1,]",   "{\"a\" 1}",
+                       "tru",     "\"\\x\"",    "1 2",    "[\"\x01\"]",
+                       "{\"a\":}", "\"\\u12\""};
+  for (const char *text : bad) {
+    JsonValue v;
+    std::string error;
+    EXPECT_FALSE(parseJson(text, v, error)) << text;
+    EXPECT_NE(error.find("at byte"), std::string::npos) << text;
+  }
+  // Deep nesting is refused, not a stack overflow.
+  std::string deep(100000, '[');
+  JsonValue v;
+  std::string error;
+  EXPECT_FALSE(parseJson(deep, v, error));
+}
+
+void packed(void **) {}
+
+const char *kAbi = R"({"abi_version": 1, "partitioned": true, "stage": 3,
+  "world_size": 2,
+  "params": [{"name": "w", "dtype": "f32", "shape": [3], "numel": 3,
+              "padded": 4, "shard": 2,
+              "init": {"kind": "constant", "value": 1.5}}],
+  "states": [], "batch": [], "hypers": [{"name": "lr", "dtype": "f32"}],
+  "loss": {"dtype": "f32"},
+  "entries": [{"name": "train_step", "role": "train_step", "args": [
+    {"role": "param", "index": 0, "dtype": "f32", "shape": [2],
+     "sharded": true},
+    {"role": "hyper", "index": 0, "dtype": "f32", "scalar": true},
+    {"role": "loss", "index": 0, "dtype": "f32", "shape": []}]}]})";
+
+// A descriptor binds its entries to the table and keeps every field.
+TEST(DriverAbi, ReadsADescriptor) {
+  zrt_step_entry table[] = {{"train_step", packed}, {nullptr, nullptr}};
+  Abi abi;
+  std::string error;
+  ASSERT_TRUE(readAbi(kAbi, table, abi, error)) << error;
+  EXPECT_TRUE(abi.partitioned);
+  EXPECT_EQ(abi.stage, 3);
+  ASSERT_EQ(abi.params.size(), 1u);
+  EXPECT_EQ(abi.params[0].shard, 2);
+  EXPECT_EQ(abi.params[0].init.kind, InitSpec::Kind::Constant);
+  const Entry *e = abi.find("train_step");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->fn, &packed);
+  ASSERT_EQ(e->args.size(), 3u);
+  EXPECT_TRUE(e->args[0].sharded);
+  EXPECT_EQ(e->args[0].elements, 2);
+  EXPECT_TRUE(e->args[1].scalar);
+  EXPECT_EQ(e->args[2].elements, 1);
+  // The constant init writes exactly numel elements.
+  float values[4] = {0, 0, 0, -7};
+  initParam(abi.params[0], 0, 0, values);
+  EXPECT_EQ(values[0], 1.5f);
+  EXPECT_EQ(values[2], 1.5f);
+  EXPECT_EQ(values[3], -7.0f);
+}
+
+// Each kind of inconsistency is a one-line error.
+TEST(DriverAbi, RejectsInconsistentDescriptors) {
+  zrt_step_entry table[] = {{"train_step", packed}, {nullptr, nullptr}};
+  struct Case {
+    const char *from, *to, *message;
+  } cases[] = {
+      {"\"abi_version\": 1", "\"abi_version\": 2", "has version 2"},
+      {"\"padded\": 4", "\"padded\": 5", "inconsistent layout"},
+      {"\"index\": 0, \"dtype\": \"f32\", \"scalar\"",
+       "\"index\": 3, \"dtype\": \"f32\", \"scalar\"", "index out of range"},
+      {"\"dtype\": \"f32\", \"shape\": [3]", "\"dtype\": \"c64\", \"shape\": [3]",
+       "unknown dtype 'c64'"},
+      {"\"role\": \"loss\"", "\"role\": \"lost\"", "unknown role 'lost'"},
+      {"\"name\": \"train_step\", \"role\"", "\"name\": \"other\", \"role\"",
+       "no packed function for entry 'other'"},
+      {"\"shape\": [3]", "\"shape\": [9223372036854775807, 3]",
+       "element count overflows"},
+  };
+  for (const Case &c : cases) {
+    std::string text = kAbi;
+    size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    text.replace(at, std::strlen(c.from), c.to);
+    Abi abi;
+    std::string error;
+    EXPECT_FALSE(readAbi(text.c_str(), table, abi, error)) << c.to;
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in: " << error;
+  }
+}
+
+// Floats are stored in the element type; bf16 rounds to nearest even.
+TEST(DriverData, StoresElements) {
+  uint16_t h;
+  storeElement(DType::BF16, 1.0, &h);
+  EXPECT_EQ(h, 0x3F80);
+  storeElement(DType::BF16, 1.00390625, &h); // halfway: rounds to even
+  EXPECT_EQ(h, 0x3F80);
+  EXPECT_DOUBLE_EQ(loadElement(DType::BF16, &h), 1.0);
+  int64_t i;
+  storeElement(DType::I64, 42.0, &i);
+  EXPECT_EQ(i, 42);
+}
+} // namespace
