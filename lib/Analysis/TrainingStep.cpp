@@ -58,7 +58,8 @@ SmallVector<NamedAttribute> zeroAttrs(DictionaryAttr attrs) {
     StringRef name = a.getName().getValue();
     if (name.starts_with("zero.") &&
         name != ZeroDialect::InitAttrHelper::getNameStr() &&
-        name != ZeroDialect::TokenRangeAttrHelper::getNameStr())
+        name != ZeroDialect::TokenRangeAttrHelper::getNameStr() &&
+        name != ZeroDialect::ShardedAttrHelper::getNameStr())
       out.push_back(a);
   }
   return out;

@@ -345,18 +345,18 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
   // write in place. The caller passes a scratch buffer and copies it back.
   bool outCopy = (role == "param" || role == "state") &&
                  !seen.insert((role + ":" + Twine(index)).str()).second;
-  // Which buffers hold a shard is zero-partition's decision, read from its
-  // stage: parameters at stage 3, states from stage 1 on.
-  bool sharded = false;
+  // Which buffers hold a shard is zero-partition's decision, marked on the
+  // argument (zero.sharded); the size must agree with the manifest.
+  bool sharded = static_cast<bool>(
+      fn.getArgAttr(i, ZeroDialect::ShardedAttrHelper::getNameStr()));
+  if (sharded && role != "param" && role != "state" && role != "grad")
+    return argError(fn, i) << "is marked zero.sharded but is a " << role;
   if (role == "param" || role == "grad" || role == "state") {
     unsigned p = role == "state" ? cast<DictionaryAttr>(states[index])
                                        .getAs<IntegerAttr>("param")
                                        .getInt()
                                  : index;
     auto param = cast<DictionaryAttr>(params[p]);
-    sharded = partitioned && (role == "param"   ? stage >= 3
-                              : role == "state" ? stage >= 1
-                                                : stage >= 2);
     int64_t expected = param.getAs<IntegerAttr>(sharded ? "shard" : "numel")
                            .getInt();
     if (memref.getNumElements() != expected)

@@ -436,15 +436,24 @@ LogicalResult Partitioner::run() {
   auto named = [&](StringRef attr, Attribute value) {
     return DictionaryAttr::get(ctx, {NamedAttribute(attr, value)});
   };
+  // An argument that holds this rank's shard says so (zero.sharded), so
+  // that drivers read the decision instead of re-deriving it from the stage.
+  auto withSharded = [&](DictionaryAttr attrs, bool sharded) {
+    if (!sharded)
+      return attrs;
+    NamedAttrList list(attrs);
+    list.set(ZeroDialect::ShardedAttrHelper::getNameStr(), UnitAttr::get(ctx));
+    return list.getDictionary(ctx);
+  };
   for (const ParamInfo &p : step.params) {
     argTypes.push_back(shardParams ? shardType(p.type) : p.type);
     // forward_backward's argument attributes: the name and how drivers
     // initialize it (zero.init).
-    argAttrs.push_back(fb.getArgAttrDict(p.fbArg));
+    argAttrs.push_back(withSharded(fb.getArgAttrDict(p.fbArg), shardParams));
   }
   for (const StateInfo &s : step.states) {
     argTypes.push_back(shardStates ? shardType(s.type) : s.type);
-    argAttrs.push_back(opt.getArgAttrDict(s.optArg));
+    argAttrs.push_back(withSharded(opt.getArgAttrDict(s.optArg), shardStates));
   }
   for (const BatchInfo &bi : step.batch) {
     argTypes.push_back(bi.type);
@@ -459,8 +468,10 @@ LogicalResult Partitioner::run() {
                               UnitAttr::get(ctx)));
   for (auto [i, p] : llvm::enumerate(step.params)) {
     resultTypes.push_back(argTypes[i]);
-    resultAttrs.push_back(named(ZeroDialect::ParamAttrHelper::getNameStr(),
-                                StringAttr::get(ctx, p.name)));
+    resultAttrs.push_back(
+        withSharded(named(ZeroDialect::ParamAttrHelper::getNameStr(),
+                          StringAttr::get(ctx, p.name)),
+                    shardParams));
   }
   for (unsigned s = 0; s < step.states.size(); ++s) {
     resultTypes.push_back(argTypes[step.params.size() + s]);

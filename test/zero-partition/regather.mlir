@@ -6,7 +6,7 @@
 // RUN: zero-opt %s --zero-partition="stage=3 world-size=2 regather=false" | FileCheck %s --check-prefix=ONCE
 
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME:    %[[W:.*]]: tensor<1xf32> {zero.param = "w"}, %[[V:.*]]: tensor<1xf32> {zero.param = "v"}
+// CHECK-SAME:    %[[W:.*]]: tensor<1xf32> {zero.param = "w", zero.sharded}, %[[V:.*]]: tensor<1xf32> {zero.param = "v", zero.sharded}
 // CHECK:         %[[W1:.*]] = shard.all_gather %[[W]]
 // CHECK-NEXT:    %[[W1F:.*]] = tensor.expand_shape %[[W1]]
 // CHECK-NEXT:    %[[A:.*]] = linalg.matmul ins(%{{.*}}, %[[W1F]] :

@@ -15,14 +15,14 @@
 // S0-SAME:       %[[W1:.*]]: tensor<3x5xf32> {zero.param = "w1"}, %[[W2:.*]]: tensor<5x2xf32> {zero.param = "w2"},
 // S0-SAME:       tensor<3x5xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5x2xf32> {zero.state
 // S1-SAME:       %[[W1:.*]]: tensor<3x5xf32> {zero.param = "w1"}, %{{.*}}: tensor<5x2xf32> {zero.param = "w2"},
-// S1-SAME:       tensor<8xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.state
-// S2-SAME:       tensor<8xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.state
-// S3-SAME:       %[[W1:.*]]: tensor<8xf32> {zero.param = "w1"}, %[[W2:.*]]: tensor<5xf32> {zero.param = "w2"},
-// S3-SAME:       tensor<8xf32> {zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.state
+// S1-SAME:       tensor<8xf32> {zero.sharded, zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.sharded, zero.state
+// S2-SAME:       tensor<8xf32> {zero.sharded, zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.sharded, zero.state
+// S3-SAME:       %[[W1:.*]]: tensor<8xf32> {zero.param = "w1", zero.sharded}, %[[W2:.*]]: tensor<5xf32> {zero.param = "w2", zero.sharded},
+// S3-SAME:       tensor<8xf32> {zero.sharded, zero.state = {kind = "momentum", param = "w1"}}, %{{.*}}: tensor<5xf32> {zero.sharded, zero.state
 // CHECK-SAME:    {zero.batch = "input"}, %{{.*}}: tensor<4x2xf32> {zero.batch = "target"}, %{{.*}}: f32 {zero.hyper = "lr"}
 // CHECK-SAME:    -> (tensor<f32> {zero.loss},
 // S0-SAME:       tensor<3x5xf32> {zero.param = "w1"}, tensor<5x2xf32> {zero.param = "w2"}, tensor<3x5xf32> {zero.state
-// S3-SAME:       tensor<8xf32> {zero.param = "w1"}, tensor<5xf32> {zero.param = "w2"}, tensor<8xf32> {zero.state
+// S3-SAME:       tensor<8xf32> {zero.param = "w1", zero.sharded}, tensor<5xf32> {zero.param = "w2", zero.sharded}, tensor<8xf32> {zero.sharded, zero.state
 // CHECK-SAME:    zero.manifest = [{name = "w1", numel = 15 : i64, padded = 16 : i64, shape = array<i64: 3, 5>, shard = 8 : i64},
 // CHECK-SAME:                     {name = "w2", numel = 10 : i64, padded = 10 : i64, shape = array<i64: 5, 2>, shard = 5 : i64}]
 // CHECK-SAME:    zero.role = "train_step"

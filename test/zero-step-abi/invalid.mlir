@@ -23,10 +23,10 @@ module {
 
 // -----
 
-// A buffer whose size is neither the parameter nor its shard.
+// A buffer marked as a shard whose size is not the manifest's shard.
 module {
   // expected-error@+1 {{argument #0: holds 4 elements of 'w'; the shard has 2}}
-  func.func @train_step(%w: memref<4xf32> {zero.param = "w"}, %loss: memref<f32> {zero.loss})
+  func.func @train_step(%w: memref<4xf32> {zero.param = "w", zero.sharded}, %loss: memref<f32> {zero.loss})
       attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
                   zero.manifest = [{name = "w", shape = array<i64: 4>, numel = 4 : i64, padded = 4 : i64, shard = 2 : i64}]} {
     return
@@ -61,6 +61,17 @@ module {
 // expected-error@+1 {{zero-step-abi: no function with a zero.role}}
 module {
   func.func @f() {
+    return
+  }
+}
+
+// -----
+
+// Only parameters, gradients and states have shards.
+module {
+  // expected-error@+1 {{argument #1: is marked zero.sharded but is a batch}}
+  func.func @fb(%w: memref<4xf32> {zero.param = "w"}, %x: memref<4xf32> {zero.batch = "x", zero.sharded},
+                %loss: memref<f32> {zero.loss}) attributes {zero.role = "forward_backward"} {
     return
   }
 }

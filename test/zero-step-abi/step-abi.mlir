@@ -44,7 +44,8 @@ module {
 
 // A stage-3 step for 4 ranks: the layout comes from the manifest (10
 // elements padded to 12, shards of 3); parameters and states hold shards,
-// and a 0-d hyper-parameter is a buffer. A parameter that appears twice is
+// (zero-partition marks them zero.sharded), and a 0-d hyper-parameter is a
+// buffer. A parameter that appears twice is
 // an out-parameter the caller copies back.
 // CHECK-LABEL: module attributes {zero.step_abi = {
 // CHECK-SAME: {category = "params", dtype = "f32", index = 0 : i64, name = "w", role = "param", shape = array<i64: 3>, sharded = true}
@@ -56,11 +57,11 @@ module {
 // CHECK-SAME: stage = 3 : i64
 // CHECK-SAME: world_size = 4 : i64
 module {
-  func.func @train_step(%w: memref<3xf32> {zero.param = "w"},
-                        %m: memref<3xf32> {zero.state = {param = "w", kind = "m"}},
+  func.func @train_step(%w: memref<3xf32> {zero.param = "w", zero.sharded},
+                        %m: memref<3xf32> {zero.state = {param = "w", kind = "m"}, zero.sharded},
                         %lr: memref<f32> {zero.hyper = "lr"},
                         %loss: memref<f32> {zero.loss},
-                        %w2: memref<3xf32> {zero.param = "w"})
+                        %w2: memref<3xf32> {zero.param = "w", zero.sharded})
       attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 4 : i64,
                   zero.manifest = [{name = "w", shape = array<i64: 5, 2>, numel = 10 : i64, padded = 12 : i64, shard = 3 : i64}]} {
     return

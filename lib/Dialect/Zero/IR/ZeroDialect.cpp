@@ -170,6 +170,12 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "'zero.init' belongs on a parameter argument";
     return verifyInit(emitError, attr);
   }
+  if (name == ZeroDialect::ShardedAttrHelper::getNameStr()) {
+    if (site == Site::Operation || !isa<UnitAttr>(attr.getValue()))
+      return emitError() << "'zero.sharded' is a unit attribute of a "
+                            "train_step argument or result";
+    return success();
+  }
   if (name == ZeroDialect::TokenRangeAttrHelper::getNameStr()) {
     if (site != Site::Argument)
       return emitError() << "'zero.token_range' belongs on a batch argument";
@@ -192,7 +198,7 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                           "zero.grad, zero.batch, zero.loss, zero.state, "
                           "zero.hyper, zero.stage, zero.world_size, "
                           "zero.manifest, zero.category, zero.init, "
-                          "zero.token_range, zero.step_abi";
+                          "zero.token_range, zero.step_abi, zero.sharded";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "
