@@ -25,6 +25,18 @@ StepInfo mlir::zero::inspectStep(ModuleOp module) {
   StepInfo info;
   if (module.lookupSymbol<LLVM::GlobalOp>(ZRT_STEP_ABI_SYMBOL)) {
     info.form = StepForm::Lowered;
+    // zero-opt keeps the descriptor as a module attribute too.
+    if (auto abi = module->getAttrOfType<DictionaryAttr>(
+            ZeroDialect::StepAbiAttrHelper::getNameStr())) {
+      auto partitioned = abi.getAs<BoolAttr>("partitioned");
+      auto stage = abi.getAs<IntegerAttr>("stage");
+      auto world = abi.getAs<IntegerAttr>("world_size");
+      if (partitioned && partitioned.getValue() && stage && world) {
+        info.partitioned = true;
+        info.stage = stage.getInt();
+        info.worldSize = world.getInt();
+      }
+    }
     return info;
   }
   for (auto fn : module.getOps<func::FuncOp>()) {
@@ -35,6 +47,7 @@ StepInfo mlir::zero::inspectStep(ModuleOp module) {
     if (!world || !stage)
       continue;
     info.form = StepForm::Partitioned;
+    info.partitioned = true;
     info.worldSize = world.getInt();
     info.stage = stage.getInt();
   }
@@ -44,10 +57,7 @@ StepInfo mlir::zero::inspectStep(ModuleOp module) {
 llvm::Expected<std::string>
 mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   std::string gemm = options.gemmToRuntime ? "true" : "false";
-  switch (info.form) {
-  case StepForm::Lowered:
-    return std::string();
-  case StepForm::Partitioned:
+  if (info.partitioned) {
     if (info.worldSize != options.worldSize)
       return makeError(llvm::formatv(
           "the module was partitioned for {0} ranks (zero.world_size) but "
@@ -60,6 +70,11 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
           "{1} was asked for: drop the stage option, or start from the "
           "module before zero-partition",
           info.stage, *options.stage));
+  }
+  switch (info.form) {
+  case StepForm::Lowered:
+    return std::string();
+  case StepForm::Partitioned:
     return "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
   case StepForm::Contract:
     // One rank without a stage: the contract functions as they are. More

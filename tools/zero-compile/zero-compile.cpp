@@ -309,7 +309,7 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.stage = opts.stage;
   options.worldSize = opts.worldSize.value_or(
-      info.form == StepForm::Partitioned ? info.worldSize : 1);
+      info.partitioned ? info.worldSize : 1);
   options.gemmToRuntime = opts.gemmToRuntime;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;

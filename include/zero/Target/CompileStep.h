@@ -32,7 +32,9 @@ enum class StepForm {
 
 struct StepInfo {
   StepForm form = StepForm::Contract;
-  /// Partitioned modules: what zero-partition was run with.
+  /// Whether zero-partition rewrote the module (Partitioned, or Lowered
+  /// from a partitioned module), and what it was run with.
+  bool partitioned = false;
   int64_t stage = 0, worldSize = 1;
 };
 
