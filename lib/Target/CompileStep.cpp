@@ -3,12 +3,15 @@
 #include "zero/Target/CompileStep.h"
 
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/InitAll.h"
+#include "zero/Support/ParserGuard.h"
 
 #include "zero/step.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,6 +23,29 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 } // namespace
+
+StepLoader::StepLoader() {
+  DialectRegistry registry;
+  registerZeroDialects(registry);
+  context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  // Diagnostics name the location; printing whole (huge) ops helps nobody.
+  context->printOpOnDiagnostic(false);
+  handler = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr,
+                                                         context.get());
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+StepLoader::parse(std::unique_ptr<llvm::MemoryBuffer> input,
+                  llvm::StringRef name) {
+  unsigned bufferId = sourceMgr.AddNewSourceBuffer(std::move(input), {});
+  OwningOpRef<ModuleOp> module;
+  if (screenForParserCrashes(sourceMgr, bufferId))
+    module = parseSourceFile<ModuleOp>(sourceMgr, context.get());
+  if (!module)
+    return makeError("cannot parse '" + name + "' (see the errors above)");
+  return module;
+}
 
 StepInfo mlir::zero::inspectStep(ModuleOp module) {
   StepInfo info;

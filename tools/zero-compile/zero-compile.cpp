@@ -14,12 +14,8 @@
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/InitAll.h"
 #include "zero/Support/InputFile.h"
-#include "zero/Support/ParserGuard.h"
 #include "zero/Target/CompileStep.h"
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -29,7 +25,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -290,20 +285,11 @@ int main(int argc, char **argv) {
   auto input = readInputFile(opts.input);
   if (!input)
     fail(llvm::toString(input.takeError()));
-  DialectRegistry registry;
-  registerZeroDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  unsigned bufferId =
-      sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
-  if (!screenForParserCrashes(sourceMgr, bufferId))
-    return 1;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    fail("cannot parse '" + opts.input + "' (see the errors above)");
+  StepLoader loader;
+  auto parsed = loader.parse(std::move(*input), opts.input);
+  if (!parsed)
+    fail(llvm::toString(parsed.takeError()));
+  OwningOpRef<ModuleOp> module = std::move(*parsed);
 
   StepInfo info = inspectStep(*module);
   CompileOptions options;

@@ -12,15 +12,11 @@
 
 #include "zero/InitAll.h"
 #include "zero/Support/InputFile.h"
-#include "zero/Support/ParserGuard.h"
 #include "zero/Target/CompileStep.h"
 
 #include "zero/driver.h"
 #include "zero/runtime.h"
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -32,7 +28,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -228,24 +223,11 @@ llvm::Expected<std::string> obtainObject(const RunOptions &opts,
     }
   }
 
-  DialectRegistry registry;
-  registerZeroDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // Diagnostics name the location; printing whole (huge) ops helps nobody.
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  unsigned bufferId =
-      sourceMgr.AddNewSourceBuffer(std::move(*input), llvm::SMLoc());
-  if (!screenForParserCrashes(sourceMgr, bufferId))
-    return llvm::createStringError("cannot parse '" + opts.input +
-                                   "' (see the errors above)");
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  StepLoader loader;
+  auto module = loader.parse(std::move(*input), opts.input);
   if (!module)
-    return llvm::createStringError("cannot parse '" + opts.input +
-                                   "' (see the errors above)");
-  llvm::Expected<std::string> object = compileStep(*module, options);
+    return module.takeError();
+  llvm::Expected<std::string> object = compileStep(**module, options);
   if (!object)
     return llvm::createStringError("'" + opts.input + "': " +
                                    llvm::toString(object.takeError()));

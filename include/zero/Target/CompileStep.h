@@ -14,7 +14,14 @@
 #include "zero/Target/ObjectFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
 
 #include <optional>
 #include <string>
@@ -36,6 +43,24 @@ struct StepInfo {
   /// from a partitioned module), and what it was run with.
   bool partitioned = false;
   int64_t stage = 0, worldSize = 1;
+};
+
+/// A step module read for compilation: a context with every dialect the
+/// pipelines use, and diagnostics printed with their source locations for as
+/// long as the loader lives (the passes report through it too).
+class StepLoader {
+public:
+  StepLoader();
+  /// Parses `input` (named `name` in messages); the error is one line, the
+  /// parser's diagnostics are printed.
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  parse(std::unique_ptr<llvm::MemoryBuffer> input, llvm::StringRef name);
+  MLIRContext &getContext() { return *context; }
+
+private:
+  std::unique_ptr<MLIRContext> context;
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<SourceMgrDiagnosticHandler> handler;
 };
 
 /// Classifies `module`.
