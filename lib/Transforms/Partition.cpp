@@ -533,9 +533,6 @@ LogicalResult Partitioner::run() {
   for (const ParamInfo &p : step.params)
     grads.push_back(fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
 
-  if (shardParams && failed(placeStage3Gathers(*body, chains, fullParams)))
-    return failure();
-
   // Gradients: averaged over ranks. Stage 2/3 reduce-scatter each one as
   // soon as it exists; stage 1 after the whole backward pass; stage 0
   // all-reduces.
@@ -611,6 +608,11 @@ LogicalResult Partitioner::run() {
   for (const StateInfo &s : step.states)
     results.push_back(optMap.lookup(optReturn->getOperand(s.optResult)));
   func::ReturnOp::create(b, loc, results);
+
+  // Stage 3 moves each gather to its readers now that all of them exist: a
+  // gradient (or loss) that is the parameter itself reads the gather too.
+  if (shardParams && failed(placeStage3Gathers(*body, chains, fullParams)))
+    return failure();
 
   fb.erase();
   opt.erase();
