@@ -640,15 +640,22 @@ LogicalResult ContractReader::readOptimizerArgs() {
 
     if (group == Hypers) {
       StringRef name = cast<StringAttr>(role->getValue()).getValue();
-      if (!type.isIntOrFloat()) {
+      // A scalar, or a 0-d tensor of one as torch-mlir passes scalars.
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      bool scalar = type.isIntOrFloat() ||
+                    (tensor && tensor.getRank() == 0 &&
+                     tensor.getElementType().isIntOrFloat());
+      if (!scalar) {
         emitError(loc) << "hyper-parameter '" << name
-                       << "' must be a scalar integer or float, got " << type;
+                       << "' must be a scalar integer or float, got " << type
+                       << "; a rank-0 tensor of one is accepted too";
         ok = false;
       } else if (!hyperNames.insert(name).second) {
         emitError(loc) << "duplicate hyper-parameter '" << name << "'";
         ok = false;
       } else {
-        step.hypers.push_back({name.str(), type, i});
+        step.hypers.push_back(
+            {name.str(), tensor ? tensor.getElementType() : type, i});
       }
       continue;
     }

@@ -67,6 +67,10 @@ def ZeroPrepareBufferizationPass
       hyper-parameters are read-only (`bufferization.writable = false`);
     - the optimizer's parameters and states are writable, so one-shot
       bufferization updates them in place;
+    - a hyper-parameter passed as a rank-0 tensor (`tensor<f32>`, as
+      torch-mlir passes scalars) becomes a scalar argument wrapped into its
+      tensor by `tensor.from_elements` at the entry, so that every
+      hyper-parameter reaches the lowered function by value;
     - both functions become private, because upstream
       `drop-equivalent-buffer-results` and `buffer-results-to-out-params`
       only rewrite private functions. `zero-finalize-bufferization` makes
@@ -92,7 +96,8 @@ def ZeroPrepareBufferizationPass
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def ZeroFinalizeBufferizationPass
