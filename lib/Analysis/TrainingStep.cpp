@@ -138,8 +138,8 @@ LogicalResult checkStaticShapes(func::FuncOp fn) {
   for (BlockArgument arg : fn.getArguments())
     if (std::string why = overflow(arg.getType()); !why.empty()) {
       emitError(arg.getLoc())
-          << "argument #" << arg.getArgNumber() << " of type "
-          << arg.getType() << " is too large: " << why
+          << "argument #" << arg.getArgNumber() << " of type " << arg.getType()
+          << " is too large: " << why
           << "; every tensor must fit 2^63 - 1 bytes";
       ok = false;
     }
@@ -184,8 +184,8 @@ LogicalResult checkStaticShapes(func::FuncOp fn) {
 /// training step's functions; anything else would pass verify and fail in
 /// bufferization or the LLVM conversion.
 constexpr StringLiteral kLoweredDialects[] = {
-    "func", "arith", "math", "tensor", "linalg", "scf", "cf", "affine",
-    "bufferization"};
+    "func", "arith", "math",   "tensor",       "linalg",
+    "scf",  "cf",    "affine", "bufferization"};
 
 /// Reports every op of `fn` that no lowering of zero-mlir handles.
 LogicalResult checkDialects(func::FuncOp fn) {
@@ -642,9 +642,9 @@ LogicalResult ContractReader::readOptimizerArgs() {
       StringRef name = cast<StringAttr>(role->getValue()).getValue();
       // A scalar, or a 0-d tensor of one as torch-mlir passes scalars.
       auto tensor = dyn_cast<RankedTensorType>(type);
-      bool scalar = type.isIntOrFloat() ||
-                    (tensor && tensor.getRank() == 0 &&
-                     tensor.getElementType().isIntOrFloat());
+      bool scalar =
+          type.isIntOrFloat() || (tensor && tensor.getRank() == 0 &&
+                                  tensor.getElementType().isIntOrFloat());
       if (!scalar) {
         emitError(loc) << "hyper-parameter '" << name
                        << "' must be a scalar integer or float, got " << type

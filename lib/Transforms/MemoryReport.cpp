@@ -14,9 +14,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <limits>
@@ -67,8 +67,7 @@ int64_t commScratch(func::CallOp call, int64_t n) {
   // (Products are checked: a hand-written zero.world_size may be anything;
   // an overflow counts as the largest size, which the sums then refuse.)
   auto mul = [](int64_t x, int64_t y) {
-    return llvm::checkedMul(x, y).value_or(
-        std::numeric_limits<int64_t>::max());
+    return llvm::checkedMul(x, y).value_or(std::numeric_limits<int64_t>::max());
   };
   if (callee.starts_with("zrt_all_reduce_scalar_"))
     return mul(n, b);
@@ -83,8 +82,7 @@ int64_t commScratch(func::CallOp call, int64_t n) {
   int64_t c = count.getInt();
   int64_t block = reduceScatter ? c : c / n + (c % n != 0);
   constexpr int64_t kBucket = 16 << 20;
-  int64_t segment =
-      std::min(block, std::max<int64_t>(1, kBucket / mul(n, b)));
+  int64_t segment = std::min(block, std::max<int64_t>(1, kBucket / mul(n, b)));
   int64_t scratch = mul(mul(n, segment), b);
   if (allReduce && c % n != 0)
     scratch = mul(scratch, 2);
@@ -391,10 +389,10 @@ struct ZeroMemoryReportPass
       std::optional<int64_t> fullElems = 0, shardElems = 0;
       int64_t largest = 0;
       for (const ManifestEntry &m : entries) {
-        fullElems = fullElems ? llvm::checkedAdd(*fullElems, m.numel)
-                              : std::nullopt;
-        shardElems = shardElems ? llvm::checkedAdd(*shardElems, m.shard)
-                                : std::nullopt;
+        fullElems =
+            fullElems ? llvm::checkedAdd(*fullElems, m.numel) : std::nullopt;
+        shardElems =
+            shardElems ? llvm::checkedAdd(*shardElems, m.shard) : std::nullopt;
         largest = std::max(largest, m.padded);
       }
       std::optional<int64_t> largestBytes =

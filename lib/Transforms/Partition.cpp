@@ -135,8 +135,7 @@ Value Partitioner::toOptimizer(OpBuilder &b, Value shardValue,
                                          ArrayRef<ReassociationIndices>{});
 }
 
-Value Partitioner::fromOptimizer(OpBuilder &b, Value v,
-                                 RankedTensorType full) {
+Value Partitioner::fromOptimizer(OpBuilder &b, Value v, RankedTensorType full) {
   if (full.getRank() != 0 || stage == 0)
     return v;
   return tensor::ExpandShapeOp::create(b, loc, shardType(full), v,
