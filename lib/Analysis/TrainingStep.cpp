@@ -18,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "zero-training-step"
@@ -95,30 +96,122 @@ LogicalResult checkParamType(Location loc, StringRef what, Type type) {
   return success();
 }
 
-/// Reports every value of `fn` whose shaped type is not static.
+/// Bytes of one element of a tensor, where the element type has a size.
+std::optional<int64_t> elementBytes(Type t) {
+  if (t.isIntOrFloat())
+    return (static_cast<int64_t>(t.getIntOrFloatBitWidth()) + 7) / 8;
+  if (isa<IndexType>(t))
+    return 8;
+  if (auto c = dyn_cast<ComplexType>(t))
+    if (std::optional<int64_t> b = elementBytes(c.getElementType()))
+      return 2 * *b;
+  if (auto v = dyn_cast<VectorType>(t); v && v.hasStaticShape())
+    if (std::optional<int64_t> b = elementBytes(v.getElementType())) {
+      std::optional<int64_t> n = *b;
+      for (int64_t d : v.getShape())
+        n = n ? llvm::checkedMul(*n, d) : std::nullopt;
+      return n;
+    }
+  return std::nullopt;
+}
+
+/// Why a static shaped type is too large to address: its element count or
+/// its byte size does not fit int64 (every size downstream, the manifest's
+/// included, is an int64). Empty when it fits.
+std::string overflowOf(ShapedType t) {
+  std::optional<int64_t> numel = 1;
+  for (int64_t d : t.getShape())
+    numel = numel ? llvm::checkedMul(*numel, d) : std::nullopt;
+  if (!numel)
+    return "its element count overflows 64 bits";
+  std::optional<int64_t> elt = elementBytes(t.getElementType());
+  if (elt && !llvm::checkedMul(*numel, *elt))
+    return "its byte size overflows 64 bits";
+  return "";
+}
+
+/// Reports every value of `fn` whose shaped type is not static, or too
+/// large to count in int64.
 LogicalResult checkStaticShapes(func::FuncOp fn) {
   bool ok = true;
   auto isDynamic = [](Type t) {
     auto shaped = dyn_cast<ShapedType>(t);
     return shaped && (!shaped.hasRank() || !shaped.hasStaticShape());
   };
+  auto overflow = [&](Type t) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    return shaped && !isDynamic(t) ? overflowOf(shaped) : std::string();
+  };
+  for (BlockArgument arg : fn.getArguments())
+    if (std::string why = overflow(arg.getType()); !why.empty()) {
+      emitError(arg.getLoc())
+          << "argument #" << arg.getArgNumber() << " of type " << arg.getType()
+          << " is too large: " << why
+          << "; every tensor must fit 2^63 - 1 bytes";
+      ok = false;
+    }
   fn.walk([&](Operation *op) {
     for (Region &region : op->getRegions())
       for (Block &block : region)
-        for (BlockArgument arg : block.getArguments())
-          if (op != fn.getOperation() && isDynamic(arg.getType())) {
+        for (BlockArgument arg : block.getArguments()) {
+          if (op == fn.getOperation())
+            continue;
+          if (isDynamic(arg.getType())) {
             op->emitOpError() << "has a block argument of dynamic type "
                               << arg.getType()
                               << "; the training step must use static shapes";
             ok = false;
+          } else if (std::string why = overflow(arg.getType()); !why.empty()) {
+            op->emitOpError() << "has a block argument of type "
+                              << arg.getType() << " that is too large: " << why
+                              << "; every tensor must fit 2^63 - 1 bytes";
+            ok = false;
           }
-    for (Type t : op->getResultTypes())
+        }
+    for (auto [i, t] : llvm::enumerate(op->getResultTypes())) {
       if (isDynamic(t)) {
         op->emitOpError() << "produces dynamic type " << t
                           << "; the training step must use static shapes";
         ok = false;
         break;
       }
+      if (std::string why = overflow(t); !why.empty()) {
+        op->emitOpError() << "result #" << i << " of type " << t
+                          << " is too large: " << why
+                          << "; every tensor must fit 2^63 - 1 bytes";
+        ok = false;
+        break;
+      }
+    }
+  });
+  return success(ok);
+}
+
+/// The dialects whose ops the lowering (zero-lower-cpu) handles in a
+/// training step's functions; anything else would pass verify and fail in
+/// bufferization or the LLVM conversion.
+constexpr StringLiteral kLoweredDialects[] = {
+    "func", "arith", "math",   "tensor",       "linalg",
+    "scf",  "cf",    "affine", "bufferization"};
+
+/// Reports every op of `fn` that no lowering of zero-mlir handles.
+LogicalResult checkDialects(func::FuncOp fn) {
+  bool ok = true;
+  // Pre-order, so that the body of a rejected op is not reported again.
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == fn.getOperation())
+      return WalkResult::advance();
+    StringRef ns = op->getName().getDialectNamespace();
+    if (op->isRegistered() && llvm::is_contained(kLoweredDialects, ns))
+      return WalkResult::advance();
+    op->emitError() << "op '" << op->getName()
+                    << "' is from a dialect zero-mlir does not lower; the "
+                       "training step may only use the func, arith, math, "
+                       "tensor, linalg, scf, cf, affine and bufferization "
+                       "dialects (lower '"
+                    << ns << "' ops to linalg in the frontend first)";
+    ok = false;
+    return WalkResult::skip();
   });
   return success(ok);
 }
@@ -554,15 +647,22 @@ LogicalResult ContractReader::readOptimizerArgs() {
 
     if (group == Hypers) {
       StringRef name = cast<StringAttr>(role->getValue()).getValue();
-      if (!type.isIntOrFloat()) {
+      // A scalar, or a 0-d tensor of one as torch-mlir passes scalars.
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      bool scalar =
+          type.isIntOrFloat() || (tensor && tensor.getRank() == 0 &&
+                                  tensor.getElementType().isIntOrFloat());
+      if (!scalar) {
         emitError(loc) << "hyper-parameter '" << name
-                       << "' must be a scalar integer or float, got " << type;
+                       << "' must be a scalar integer or float, got " << type
+                       << "; a rank-0 tensor of one is accepted too";
         ok = false;
       } else if (!hyperNames.insert(name).second) {
         emitError(loc) << "duplicate hyper-parameter '" << name << "'";
         ok = false;
       } else {
-        step.hypers.push_back({name.str(), type, i});
+        step.hypers.push_back(
+            {name.str(), tensor ? tensor.getElementType() : type, i});
       }
       continue;
     }
@@ -704,11 +804,13 @@ FailureOr<TrainingStep> ContractReader::read() {
     return failure();
   bool ok = succeeded(readForwardBackward());
   ok &= succeeded(checkStaticShapes(step.forwardBackward));
+  ok &= succeeded(checkDialects(step.forwardBackward));
   if (!ok)
     return failure();
   if (failed(readOptimizerArgs()) || failed(readOptimizerResults()))
     return failure();
   if (failed(checkStaticShapes(step.optimizer)) ||
+      failed(checkDialects(step.optimizer)) ||
       failed(OptimizerBodyChecker(step).run()))
     return failure();
   LLVM_DEBUG(llvm::dbgs() << "training step: " << step.params.size()

@@ -13,9 +13,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
@@ -39,6 +40,30 @@ struct ZeroPrepareBufferizationPass
           ZeroPrepareBufferizationPass> {
   using Base::Base;
 
+  /// A hyper-parameter passed as a rank-0 tensor (torch-mlir's scalars)
+  /// becomes a scalar argument, wrapped into its tensor at the entry: every
+  /// hyper-parameter then reaches the lowered step by value, as the drivers
+  /// pass it.
+  static void passScalarHypersByValue(func::FuncOp fn) {
+    Block &entry = fn.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    SmallVector<Type> argTypes(fn.getArgumentTypes());
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+      auto tensor = dyn_cast<RankedTensorType>(argTypes[i]);
+      if (!tensor || tensor.getRank() != 0 ||
+          !fn.getArgAttr(i, ZeroDialect::HyperAttrHelper::getNameStr()))
+        continue;
+      BlockArgument arg = entry.getArgument(i);
+      arg.setType(tensor.getElementType());
+      auto wrapped =
+          tensor::FromElementsOp::create(b, arg.getLoc(), tensor, arg);
+      arg.replaceAllUsesExcept(wrapped, wrapped);
+      argTypes[i] = tensor.getElementType();
+    }
+    fn.setFunctionType(
+        FunctionType::get(fn.getContext(), argTypes, fn.getResultTypes()));
+  }
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
@@ -51,6 +76,7 @@ struct ZeroPrepareBufferizationPass
                              ZeroDialect::RoleAttrHelper::getNameStr())
                            .getValue();
       bool isUpdater = role == "optimizer" || role == "train_step";
+      passScalarHypersByValue(fn);
       for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
         if (!isa<TensorType>(fn.getArgument(i).getType()))
           continue;

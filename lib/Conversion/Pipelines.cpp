@@ -57,6 +57,7 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createZeroAllocCategoriesPass());
   if (opts.gemmToRuntime)
     pm.addPass(createZeroLinalgToRuntimePass());
+  pm.addPass(createZeroLowerStridedCopyPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -14,9 +14,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <limits>
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROMEMORYREPORTPASS
@@ -28,8 +31,27 @@ using namespace mlir::zero;
 
 namespace {
 
-int64_t bytesOf(MemRefType t) {
-  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+/// The bytes of a buffer, or a located error where the element type has no
+/// size the runtime allocates by, or the size does not fit int64 (the report
+/// never prints a wrapped number).
+FailureOr<int64_t> bytesOf(Location loc, MemRefType t) {
+  Type elt = t.getElementType();
+  if (!elt.isIntOrFloat())
+    return emitError(loc) << "zero-memory-report: buffer of type " << t
+                          << " has element type " << elt
+                          << ", whose size the report does not know; "
+                             "training steps hold integer and float buffers";
+  if (!t.hasStaticShape())
+    return emitError(loc) << "zero-memory-report: buffer of type " << t
+                          << " has a dynamic shape; the report needs static "
+                             "sizes";
+  std::optional<int64_t> bytes = (elt.getIntOrFloatBitWidth() + 7) / 8;
+  for (int64_t d : t.getShape())
+    bytes = bytes ? llvm::checkedMul(*bytes, d) : std::nullopt;
+  if (!bytes)
+    return emitError(loc) << "zero-memory-report: the byte size of " << t
+                          << " overflows 64 bits";
+  return *bytes;
 }
 
 /// Scratch the runtime's collective `call` allocates while it runs (its
@@ -42,8 +64,13 @@ int64_t commScratch(func::CallOp call, int64_t n) {
   if (n <= 1 || !callee.starts_with("zrt_"))
     return 0;
   int64_t b = callee.ends_with("_f64") ? 8 : 4;
+  // (Products are checked: a hand-written zero.world_size may be anything;
+  // an overflow counts as the largest size, which the sums then refuse.)
+  auto mul = [](int64_t x, int64_t y) {
+    return llvm::checkedMul(x, y).value_or(std::numeric_limits<int64_t>::max());
+  };
   if (callee.starts_with("zrt_all_reduce_scalar_"))
-    return n * b;
+    return mul(n, b);
   bool reduceScatter = callee.starts_with("zrt_reduce_scatter_");
   bool allReduce = callee.starts_with("zrt_all_reduce_");
   if (!reduceScatter && !allReduce)
@@ -53,12 +80,12 @@ int64_t commScratch(func::CallOp call, int64_t n) {
       !matchPattern(call.getOperand(2), m_Constant(&count)))
     return 0;
   int64_t c = count.getInt();
-  int64_t block = reduceScatter ? c : (c + n - 1) / n;
+  int64_t block = reduceScatter ? c : c / n + (c % n != 0);
   constexpr int64_t kBucket = 16 << 20;
-  int64_t segment = std::min(block, std::max<int64_t>(1, kBucket / (n * b)));
-  int64_t scratch = n * segment * b;
+  int64_t segment = std::min(block, std::max<int64_t>(1, kBucket / mul(n, b)));
+  int64_t scratch = mul(mul(n, segment), b);
   if (allReduce && c % n != 0)
-    scratch *= 2;
+    scratch = mul(scratch, 2);
   return scratch;
 }
 
@@ -81,10 +108,18 @@ unsigned categoryIndex(StringRef name) {
 struct Live {
   std::array<int64_t, kNumCategories> bytes{}, peak{};
   int64_t total = 0, peakTotal = 0;
+  /// Set once a sum no longer fits int64; the sums are then meaningless.
+  bool overflowed = false;
 
   void add(unsigned category, int64_t n) {
-    bytes[category] += n;
-    total += n;
+    std::optional<int64_t> b = llvm::checkedAdd(bytes[category], n);
+    std::optional<int64_t> t = llvm::checkedAdd(total, n);
+    if (!b || !t) {
+      overflowed = true;
+      return;
+    }
+    bytes[category] = *b;
+    total = *t;
     peak[category] = std::max(peak[category], bytes[category]);
     peakTotal = std::max(peakTotal, total);
   }
@@ -97,6 +132,7 @@ struct Live {
     }
     peakTotal = std::max(peakTotal, other.peakTotal);
     total = std::max(total, other.total);
+    overflowed |= other.overflowed;
   }
 };
 
@@ -109,22 +145,31 @@ struct Allocated {
 /// Simulates the live bytes of `block`'s allocations in program order, on
 /// top of what `live` holds on entry. Allocations not freed in the block
 /// stay live.
-void simulate(Block &block, Live &live,
-              llvm::DenseMap<Operation *, Allocated> &allocated, int64_t n) {
+LogicalResult simulate(Block &block, Live &live,
+                       llvm::DenseMap<Operation *, Allocated> &allocated,
+                       int64_t n) {
   for (Operation &op : block) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       int64_t scratch = commScratch(call, n);
+      if (scratch == std::numeric_limits<int64_t>::max())
+        live.overflowed = true;
       live.add(kComm, scratch);
       live.add(kComm, -scratch);
       continue;
     }
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-      int64_t bytes = bytesOf(alloc.getType());
+      FailureOr<int64_t> size = bytesOf(alloc.getLoc(), alloc.getType());
+      if (failed(size))
+        return failure();
       int64_t align = alloc.getAlignment().value_or(1);
-      bytes = (bytes + align - 1) / align * align;
+      std::optional<int64_t> bytes = llvm::checkedAdd(*size, align - 1);
+      if (!bytes)
+        return alloc.emitOpError()
+               << "zero-memory-report: the aligned size overflows 64 bits";
+      *bytes = *bytes / align * align;
       unsigned category = categoryIndex(getAllocationCategory(alloc));
-      allocated[alloc] = {bytes, category};
-      live.add(category, bytes);
+      allocated[alloc] = {*bytes, category};
+      live.add(category, *bytes);
       continue;
     }
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
@@ -141,10 +186,12 @@ void simulate(Block &block, Live &live,
     for (Region &region : op.getRegions())
       for (Block &inner : region) {
         Live innerLive = before;
-        simulate(inner, innerLive, allocated, n);
+        if (failed(simulate(inner, innerLive, allocated, n)))
+          return failure();
         live.merge(innerLive);
       }
   }
+  return success();
 }
 
 struct Report {
@@ -179,7 +226,12 @@ struct ZeroMemoryReportPass
         ok = false;
         continue;
       }
-      reports.push_back(reportFor(fn));
+      FailureOr<Report> r = reportFor(fn);
+      if (failed(r)) {
+        ok = false;
+        continue;
+      }
+      reports.push_back(*r);
     }
     if (!ok)
       return signalPassFailure();
@@ -231,71 +283,139 @@ struct ZeroMemoryReportPass
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(array))) << "\n";
   }
 
-  Report reportFor(func::FuncOp fn) {
+  /// The step's stage, world size and manifest, read with a located error
+  /// for anything missing or of the wrong type (a hand-written manifest is
+  /// not to be trusted).
+  struct ManifestEntry {
+    int64_t numel, padded, shard;
+  };
+  LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, Report &r,
+                             SmallVectorImpl<ManifestEntry> &entries) {
+    auto stage = fn->getAttrOfType<IntegerAttr>(
+        ZeroDialect::StageAttrHelper::getNameStr());
+    auto world = fn->getAttrOfType<IntegerAttr>(
+        ZeroDialect::WorldSizeAttrHelper::getNameStr());
+    if (!stage || !world)
+      return fn.emitOpError()
+             << "has a zero.manifest but no integer "
+             << (stage ? ZeroDialect::WorldSizeAttrHelper::getNameStr()
+                       : ZeroDialect::StageAttrHelper::getNameStr())
+             << "; zero-memory-report reads the three together, as "
+                "zero-partition writes them";
+    r.stage = stage.getInt();
+    r.worldSize = world.getInt();
+    if (r.stage < 0 || r.stage > 3 || r.worldSize < 1)
+      return fn.emitOpError() << "has zero.stage = " << r.stage
+                              << " and zero.world_size = " << r.worldSize
+                              << "; the stage must be 0 to 3 and the world "
+                                 "size at least 1";
+    for (auto [i, a] : llvm::enumerate(manifest)) {
+      auto d = dyn_cast<DictionaryAttr>(a);
+      auto get = [&](StringRef key) -> std::optional<int64_t> {
+        auto v = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+        if (!v || v.getInt() < 0)
+          return std::nullopt;
+        return v.getInt();
+      };
+      std::optional<int64_t> numel = get("numel"), padded = get("padded"),
+                             shard = get("shard");
+      if (!numel || !padded || !shard)
+        return fn.emitOpError()
+               << "zero.manifest entry #" << i << " (" << a
+               << ") is not a dictionary with non-negative integer 'numel', "
+                  "'padded' and 'shard'";
+      entries.push_back({*numel, *padded, *shard});
+    }
+    return success();
+  }
+
+  FailureOr<Report> reportFor(func::FuncOp fn) {
     Report r;
     r.fn = fn;
     for (StringRef k : {"params", "grads", "optimizer_states"})
       r.modelStates[k] = 0;
+    auto overflow = [&](StringRef what) {
+      return fn.emitOpError()
+             << "zero-memory-report: " << what << " overflows 64 bits";
+    };
     // Buffers the caller passes, by the category a driver counts them in.
     Live live;
+    int64_t paramEltBytes = 0;
     for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
       auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
       if (!t)
         continue;
+      FailureOr<int64_t> bytes = bytesOf(fn.getArgument(i).getLoc(), t);
+      if (failed(bytes))
+        return failure();
+      bool isParam =
+          fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) !=
+          nullptr;
       StringRef category =
-          fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr())
-              ? "params"
+          isParam ? "params"
           : fn.getArgAttr(i, ZeroDialect::GradAttrHelper::getNameStr())
               ? "grads"
           : fn.getArgAttr(i, ZeroDialect::StateAttrHelper::getNameStr())
               ? "optimizer_states"
               : "activations";
-      r.arguments[category] += bytesOf(t);
-      live.add(categoryIndex(category), bytesOf(t));
+      std::optional<int64_t> sum =
+          llvm::checkedAdd(r.arguments[category], *bytes);
+      if (!sum)
+        return overflow("the argument bytes of category '" + category.str() +
+                        "'");
+      r.arguments[category] = *sum;
+      live.add(categoryIndex(category), *bytes);
+      if (isParam) {
+        paramEltBytes = (t.getElementTypeBitWidth() + 7) / 8;
+        r.largestTensor = std::max(r.largestTensor, *bytes);
+        ++r.numParams;
+      }
     }
+    if (live.overflowed)
+      return overflow("the total of the argument bytes");
     int64_t argTotal = live.total;
-    if (auto manifest = fn->getAttrOfType<ArrayAttr>(
-            ZeroDialect::ManifestAttrHelper::getNameStr())) {
-      r.stage = fn->getAttrOfType<IntegerAttr>(
-                      ZeroDialect::StageAttrHelper::getNameStr())
-                    .getInt();
-      r.worldSize = fn->getAttrOfType<IntegerAttr>(
-                          ZeroDialect::WorldSizeAttrHelper::getNameStr())
-                        .getInt();
+    for (StringRef k : {"params", "grads", "optimizer_states"})
+      r.modelStates[k] = r.arguments.lookup(k);
+    if (Attribute attr =
+            fn->getAttr(ZeroDialect::ManifestAttrHelper::getNameStr())) {
+      auto manifest = dyn_cast<ArrayAttr>(attr);
+      if (!manifest)
+        return fn.emitOpError() << "has a zero.manifest that is not an array";
+      SmallVector<ManifestEntry> entries;
+      if (failed(readManifest(fn, manifest, r, entries)))
+        return failure();
       // ZeRO accounting (Rajbhandari et al.): the sharded terms divided by
       // N, padding included. States are the arguments as partitioned.
-      int64_t eltBytes = 0, fullElems = 0, shardElems = 0;
-      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-        if (auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
-            t && fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()))
-          eltBytes = (t.getElementTypeBitWidth() + 7) / 8;
-      for (Attribute a : manifest) {
-        auto d = cast<DictionaryAttr>(a);
-        fullElems += d.getAs<IntegerAttr>("numel").getInt();
-        shardElems += d.getAs<IntegerAttr>("shard").getInt();
-        r.largestTensor =
-            std::max(r.largestTensor, d.getAs<IntegerAttr>("padded").getInt());
+      std::optional<int64_t> fullElems = 0, shardElems = 0;
+      int64_t largest = 0;
+      for (const ManifestEntry &m : entries) {
+        fullElems =
+            fullElems ? llvm::checkedAdd(*fullElems, m.numel) : std::nullopt;
+        shardElems =
+            shardElems ? llvm::checkedAdd(*shardElems, m.shard) : std::nullopt;
+        largest = std::max(largest, m.padded);
       }
-      r.largestTensor *= eltBytes;
+      std::optional<int64_t> largestBytes =
+          llvm::checkedMul(largest, paramEltBytes);
+      auto bytesOfElems = [&](std::optional<int64_t> elems) {
+        return elems ? llvm::checkedMul(*elems, paramEltBytes) : std::nullopt;
+      };
+      std::optional<int64_t> params =
+          bytesOfElems(r.stage >= 3 ? shardElems : fullElems);
+      std::optional<int64_t> grads =
+          bytesOfElems(r.stage >= 2 ? shardElems : fullElems);
+      if (!largestBytes || !params || !grads)
+        return overflow("the model-state bytes of the manifest");
+      r.largestTensor = *largestBytes;
       r.numParams = manifest.size();
-      r.modelStates["params"] =
-          (r.stage >= 3 ? shardElems : fullElems) * eltBytes;
-      r.modelStates["grads"] =
-          (r.stage >= 2 ? shardElems : fullElems) * eltBytes;
-      r.modelStates["optimizer_states"] = r.arguments["optimizer_states"];
-    } else {
-      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-        if (auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
-            t && fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr())) {
-          r.largestTensor = std::max(r.largestTensor, bytesOf(t));
-          ++r.numParams;
-        }
-      r.modelStates["params"] = r.arguments["params"];
-      r.modelStates["grads"] = r.arguments["grads"];
-      r.modelStates["optimizer_states"] = r.arguments["optimizer_states"];
+      r.modelStates["params"] = *params;
+      r.modelStates["grads"] = *grads;
     }
     llvm::DenseMap<Operation *, Allocated> allocated;
-    simulate(fn.getBody().front(), live, allocated, r.worldSize);
+    if (failed(simulate(fn.getBody().front(), live, allocated, r.worldSize)))
+      return failure();
+    if (live.overflowed)
+      return overflow("the live bytes of the step");
     r.predictedPeak = live.peakTotal;
     r.generatedPeak = live.peakTotal - argTotal;
     r.predictedByCategory = live.peak;

@@ -75,6 +75,13 @@ private:
   }
 
   Value flattenPad(OpBuilder &b, Value v);
+  /// The optimizer sees a 0-d parameter's one-element slice (and its
+  /// gradient's and states') as the 0-d tensor it was: each rank updates its
+  /// element (rank 0 the real one, the others padding) with the optimizer's
+  /// ops as written. `toOptimizer` collapses such a slice, `fromOptimizer`
+  /// expands the result back; other values pass through.
+  Value toOptimizer(OpBuilder &b, Value shardValue, RankedTensorType full);
+  Value fromOptimizer(OpBuilder &b, Value v, RankedTensorType full);
   Value unpadExpand(OpBuilder &b, Value flat, RankedTensorType type);
   Value scale(OpBuilder &b, Value v, double factor);
   /// Marks a collective with the memory category of the buffers it makes
@@ -117,6 +124,22 @@ Value Partitioner::flattenPad(OpBuilder &b, Value v) {
   Value zero = arith::ConstantOp::create(b, loc, elt, b.getZeroAttr(elt));
   return tensor::createPadHighOp(RankedTensorType::get({l.padded}, elt), v,
                                  zero, /*nofold=*/false, loc, b);
+}
+
+Value Partitioner::toOptimizer(OpBuilder &b, Value shardValue,
+                               RankedTensorType full) {
+  if (full.getRank() != 0 ||
+      cast<RankedTensorType>(shardValue.getType()).getRank() == 0)
+    return shardValue;
+  return tensor::CollapseShapeOp::create(b, loc, full, shardValue,
+                                         ArrayRef<ReassociationIndices>{});
+}
+
+Value Partitioner::fromOptimizer(OpBuilder &b, Value v, RankedTensorType full) {
+  if (full.getRank() != 0 || stage == 0)
+    return v;
+  return tensor::ExpandShapeOp::create(b, loc, shardType(full), v,
+                                       ArrayRef<ReassociationIndices>{});
 }
 
 Value Partitioner::unpadExpand(OpBuilder &b, Value flat,
@@ -230,7 +253,13 @@ LogicalResult Partitioner::flattenOptimizer(OpBuilder &b, IRMapping &map) {
   }
 
   for (Operation &op : opt.getBody().front().without_terminator()) {
-    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    // A generic over 0-d tensors only (bias correction `beta ** step` as
+    // torch-mlir emits it, a norm's square root) computes a scalar that no
+    // rank shards: it is cloned as it is below.
+    if (generic && generic.getNumLoops() == 0)
+      generic = nullptr;
+    if (generic) {
       bool reduction = generic.getNumReductionLoops() > 0;
       SmallVector<Value> ins, inits;
       for (Value v : generic.getDpsInputs())
@@ -460,7 +489,7 @@ LogicalResult Partitioner::run() {
     argAttrs.push_back(fb.getArgAttrDict(bi.fbArg));
   }
   for (const HyperInfo &h : step.hypers) {
-    argTypes.push_back(h.type);
+    argTypes.push_back(opt.getArgument(h.optArg).getType());
     argAttrs.push_back(opt.getArgAttrDict(h.optArg));
   }
   resultTypes.push_back(fb.getResultTypes()[step.lossResult]);
@@ -546,9 +575,6 @@ LogicalResult Partitioner::run() {
   for (const ParamInfo &p : step.params)
     grads.push_back(fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
 
-  if (shardParams && failed(placeStage3Gathers(*body, chains, fullParams)))
-    return failure();
-
   // Gradients: averaged over ranks. Stage 2/3 reduce-scatter each one as
   // soon as it exists; stage 1 after the whole backward pass; stage 0
   // all-reduces.
@@ -594,11 +620,16 @@ LogicalResult Partitioner::run() {
           b.getDenseI64ArrayAttr({ShapedType::kDynamic}),
           b.getDenseI64ArrayAttr({l.shard}), b.getDenseI64ArrayAttr({1}));
     }
+    if (stage > 0) {
+      param = toOptimizer(b, param, p.type);
+      optGrads[i] = toOptimizer(b, optGrads[i], p.type);
+    }
     optMap.map(opt.getArgument(p.optArg), param);
     optMap.map(opt.getArgument(p.optGrad), optGrads[i]);
   }
   for (auto [s, st] : llvm::enumerate(step.states))
-    optMap.map(opt.getArgument(st.optArg), stateArg(s));
+    optMap.map(opt.getArgument(st.optArg),
+               stage > 0 ? toOptimizer(b, stateArg(s), st.type) : stateArg(s));
   for (auto [h, hi] : llvm::enumerate(step.hypers))
     optMap.map(opt.getArgument(hi.optArg), hyperArg(h));
   if (stage == 0) {
@@ -611,7 +642,8 @@ LogicalResult Partitioner::run() {
 
   SmallVector<Value> results{globalLoss};
   for (auto [i, p] : llvm::enumerate(step.params)) {
-    Value updated = optMap.lookup(optReturn->getOperand(p.optResult));
+    Value updated = fromOptimizer(
+        b, optMap.lookup(optReturn->getOperand(p.optResult)), p.type);
     // Stages 1/2 gather the updated slices straight into the parameter's
     // buffer (its old value is dead by now), so the step updates parameters
     // in place at every stage.
@@ -622,8 +654,14 @@ LogicalResult Partitioner::run() {
     results.push_back(updated);
   }
   for (const StateInfo &s : step.states)
-    results.push_back(optMap.lookup(optReturn->getOperand(s.optResult)));
+    results.push_back(fromOptimizer(
+        b, optMap.lookup(optReturn->getOperand(s.optResult)), s.type));
   func::ReturnOp::create(b, loc, results);
+
+  // Stage 3 moves each gather to its readers now that all of them exist: a
+  // gradient (or loss) that is the parameter itself reads the gather too.
+  if (shardParams && failed(placeStage3Gathers(*body, chains, fullParams)))
+    return failure();
 
   fb.erase();
   opt.erase();

@@ -48,10 +48,11 @@ struct BatchInfo {
   unsigned fbArg;
 };
 
-/// A scalar hyper-parameter of the optimizer (`lr`, `step`, ...).
+/// A scalar hyper-parameter of the optimizer (`lr`, `step`, ...), passed as
+/// a scalar or as a rank-0 tensor of one (as torch-mlir passes scalars).
 struct HyperInfo {
   std::string name;
-  Type type;
+  Type type; ///< The scalar type (the element type of a rank-0 tensor).
   unsigned optArg;
 };
 

@@ -67,6 +67,10 @@ def ZeroPrepareBufferizationPass
       hyper-parameters are read-only (`bufferization.writable = false`);
     - the optimizer's parameters and states are writable, so one-shot
       bufferization updates them in place;
+    - a hyper-parameter passed as a rank-0 tensor (`tensor<f32>`, as
+      torch-mlir passes scalars) becomes a scalar argument wrapped into its
+      tensor by `tensor.from_elements` at the entry, so that every
+      hyper-parameter reaches the lowered function by value;
     - both functions become private, because upstream
       `drop-equivalent-buffer-results` and `buffer-results-to-out-params`
       only rewrite private functions. `zero-finalize-bufferization` makes
@@ -92,7 +96,8 @@ def ZeroPrepareBufferizationPass
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def ZeroFinalizeBufferizationPass
@@ -439,6 +444,47 @@ def ZeroAllocCategoriesPass
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
+}
+
+def ZeroLowerStridedCopyPass
+    : Pass<"zero-lower-strided-copy", "::mlir::ModuleOp"> {
+  let summary = "Turn memref.copy between strided buffers into linalg loops";
+  let description = [{
+    Upstream's memref-to-LLVM conversion lowers a `memref.copy` whose
+    operands are both contiguous to an `llvm.memcpy`, and any other one to a
+    call of `memrefCopy`, a function of MLIR's c_runner_utils library that
+    the zero runtime does not provide (and a training binary must not need).
+    Such copies come from bufferizing `tensor.concat` along an inner
+    dimension, `tensor.insert_slice` into a column block and the like. This
+    pass rewrites each `memref.copy` that upstream would send to `memrefCopy`
+    into a `linalg.generic` copy (upstream's `linalg::makeMemRefCopyOp`),
+    which `convert-linalg-to-loops` then lowers to plain loops. Run it before
+    that pass; contiguous copies stay `memref.copy` (and become memcpy).
+
+    Before:
+    ```mlir
+    %sv = memref.subview %buf[0, 2] [2, 2] [1, 1]
+        : memref<2x4xf32> to memref<2x2xf32, strided<[4, 1], offset: 2>>
+    memref.copy %src, %sv : memref<2x2xf32> to memref<2x2xf32, strided<[4, 1], offset: 2>>
+    ```
+    After:
+    ```mlir
+    %sv = memref.subview %buf[0, 2] [2, 2] [1, 1]
+        : memref<2x4xf32> to memref<2x2xf32, strided<[4, 1], offset: 2>>
+    linalg.generic {indexing_maps = [#id, #id],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%src : memref<2x2xf32>)
+        outs(%sv : memref<2x2xf32, strided<[4, 1], offset: 2>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered",
+              "memref.copy ops rewritten to linalg.generic">
+  ];
 }
 
 def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
