@@ -6,7 +6,7 @@
 // Bufferized: a hyper-parameter passed as a 0-d tensor becomes a scalar
 // argument (drivers pass every hyper-parameter by value), wrapped back into
 // its tensor at the entry (a store into a 0-d buffer once bufferized).
-// BUF-LABEL: func.func @train_step(%{{[^:]*}}: memref<2xf32> {zero.param = "w"}
+// BUF-LABEL: func.func @train_step(%{{[^:]*}}: memref<2xf32> {zero.param = "w", zero.sharded}
 // BUF-SAME:    %[[LR:[^:]*]]: f32 {zero.hyper = "lr"}, %[[B1:[^:]*]]: f32 {zero.hyper = "beta1"}, %[[STEP:[^:]*]]: f32 {zero.hyper = "step"}
 // BUF-DAG:     memref.store %[[B1]], %{{.*}}[] : memref<f32>
 // BUF-DAG:     memref.store %[[STEP]], %{{.*}}[] : memref<f32>

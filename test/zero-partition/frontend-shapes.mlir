@@ -12,9 +12,9 @@
 // CHECK-LABEL: func.func @train_step(
 // S0-SAME:       %[[S:.*]]: tensor<f32> {zero.param = "scale"}
 // S1-SAME:       %[[S:.*]]: tensor<f32> {zero.param = "scale"}
-// S3-SAME:       %[[S:.*]]: tensor<1xf32> {zero.param = "scale"}
-// S1-SAME:       tensor<1xf32> {zero.state = {kind = "momentum", param = "scale"}}
-// S3-SAME:       -> (tensor<f32> {zero.loss}, tensor<1xf32> {zero.param = "scale"}, tensor<1xf32> {zero.state
+// S3-SAME:       %[[S:.*]]: tensor<1xf32> {zero.param = "scale", zero.sharded}
+// S1-SAME:       tensor<1xf32> {zero.sharded, zero.state = {kind = "momentum", param = "scale"}}
+// S3-SAME:       -> (tensor<f32> {zero.loss}, tensor<1xf32> {zero.param = "scale", zero.sharded}, tensor<1xf32> {zero.sharded, zero.state
 // CHECK-SAME:    zero.manifest = [{name = "scale", numel = 1 : i64, padded = 4 : i64, shape = array<i64>, shard = 1 : i64}]
 // S3:            %[[FULL:.*]] = shard.all_gather %[[S]] {{.*}} : tensor<1xf32> -> tensor<4xf32>
 // S3-NEXT:       %[[ONE:.*]] = tensor.extract_slice %[[FULL]][0] [1] [1] : tensor<4xf32> to tensor<1xf32>
@@ -76,8 +76,8 @@ func.func @opt(%s: tensor<f32> {zero.param = "scale"}, %g: tensor<f32> {zero.gra
 // (d0) -> () maps.
 // CHECK-LABEL: func.func @train_step(
 // S0-SAME:       tensor<6xf32> {zero.param = "w"}
-// S3-SAME:       tensor<2xf32> {zero.param = "w"}
-// S1-SAME:       tensor<2xf32> {zero.state = {kind = "exp_avg", param = "w"}}
+// S3-SAME:       tensor<2xf32> {zero.param = "w", zero.sharded}
+// S1-SAME:       tensor<2xf32> {zero.sharded, zero.state = {kind = "exp_avg", param = "w"}}
 // CHECK-SAME:    %[[LR:[^:]*]]: tensor<f32> {zero.hyper = "lr"}, %[[B1:[^:]*]]: tensor<f32> {zero.hyper = "beta1"}, %[[STEP:[^:]*]]: tensor<f32> {zero.hyper = "step"}
 // CHECK:         %[[POW:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = []} ins(%[[B1]], %[[STEP]] : tensor<f32>, tensor<f32>) outs(%{{.*}} : tensor<f32>)
 // CHECK:           math.powf
@@ -138,7 +138,7 @@ func.func @opt(%w: tensor<6xf32> {zero.param = "w"}, %g: tensor<6xf32> {zero.gra
 // cf.assert in forward_backward (torch-mlir's bounds check on an embedding
 // index) survives partitioning, with its message.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME:    {zero.param = "emb"}
+// CHECK-SAME:    {zero.param = "emb"
 // CHECK:         %[[OK:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : i32
 // CHECK-NEXT:    cf.assert %[[OK]], "index must be smaller than dim size"
 #id = affine_map<(d0) -> (d0)>

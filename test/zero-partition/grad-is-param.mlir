@@ -11,7 +11,7 @@
 // Two ranks: the gradient's reduce-scatter reads the gather of w, which
 // stays; the optimizer subtracts the averaged slice from this rank's slice.
 // N2-LABEL: func.func @train_step(
-// N2-SAME:    %[[W:.*]]: tensor<2xf32> {zero.param = "w"})
+// N2-SAME:    %[[W:.*]]: tensor<2xf32> {zero.param = "w", zero.sharded})
 // N2:         %[[FULL:.*]] = shard.all_gather %[[W]] on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<2xf32> -> tensor<4xf32>
 // N2-NEXT:    %[[RS:.*]] = shard.reduce_scatter %[[FULL]] on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<4xf32> -> tensor<2xf32>
 // N2-NEXT:    %[[G:.*]] = linalg.generic {{.*}} outs(%[[RS]] : tensor<2xf32>)
@@ -20,14 +20,14 @@
 
 // One rank: the same, on the whole tensor.
 // N1-LABEL: func.func @train_step(
-// N1-SAME:    %[[W:.*]]: tensor<4xf32> {zero.param = "w"})
+// N1-SAME:    %[[W:.*]]: tensor<4xf32> {zero.param = "w", zero.sharded})
 // N1:         %[[FULL:.*]] = shard.all_gather %[[W]] {{.*}} : tensor<4xf32> -> tensor<4xf32>
 // N1-NEXT:    shard.reduce_scatter %[[FULL]] {{.*}} : tensor<4xf32> -> tensor<4xf32>
 // N1:         arith.subf %[[W]], %{{.*}} : tensor<4xf32>
 
 // Four ranks: one element each.
 // N4-LABEL: func.func @train_step(
-// N4-SAME:    %[[W:.*]]: tensor<1xf32> {zero.param = "w"})
+// N4-SAME:    %[[W:.*]]: tensor<1xf32> {zero.param = "w", zero.sharded})
 // N4:         %[[FULL:.*]] = shard.all_gather %[[W]] {{.*}} : tensor<1xf32> -> tensor<4xf32>
 // N4-NEXT:    shard.reduce_scatter %[[FULL]] {{.*}} : tensor<4xf32> -> tensor<1xf32>
 // N4:         arith.subf %[[W]], %{{.*}} : tensor<1xf32>
