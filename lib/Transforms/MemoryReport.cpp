@@ -8,6 +8,7 @@
 
 #include "zero/Analysis/Allocations.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Support/OutputFile.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,7 +16,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/CheckedArithmetic.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -273,14 +273,15 @@ struct ZeroMemoryReportPass
                                          {"largest_tensor_bytes", r.largestTensor},
                                          {"num_params", r.numParams}});
     }
-    std::error_code ec;
-    llvm::raw_fd_ostream os(output, ec, llvm::sys::fs::OF_Text);
-    if (ec) {
-      getOperation().emitError() << "zero-memory-report: cannot write '"
-                                 << output << "': " << ec.message();
+    llvm::json::Value json(std::move(array));
+    if (llvm::Error e = writeOutputFile(output, [&](llvm::raw_ostream &os) {
+          os << llvm::formatv("{0:2}", json) << "\n";
+        })) {
+      // One line: a write error is about the file, not the module's text.
+      mlir::emitError(getOperation().getLoc())
+          << "zero-memory-report: " << llvm::toString(std::move(e));
       return signalPassFailure();
     }
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(array))) << "\n";
   }
 
   /// The step's stage, world size and manifest, read with a located error

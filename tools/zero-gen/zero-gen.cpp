@@ -10,6 +10,7 @@
 
 #include "zero/Analysis/FlopCount.h"
 #include "zero/Models/Models.h"
+#include "zero/Support/OutputFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -188,6 +189,7 @@ static LogicalResult addModuleStatistics(ModuleOp module,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  ignoreFileSizeSignal();
   cl::HideUnrelatedOptions(genCategory);
   cl::HideUnrelatedOptions(genCategory, mlpCmd);
   cl::HideUnrelatedOptions(genCategory, gptCmd);
@@ -276,14 +278,12 @@ int main(int argc, char **argv) {
   if (summary && failed(addModuleStatistics(*module, fields)))
     return 1;
 
-  if (llvm::Error e = llvm::writeToOutput(
-          outputFile, [&](llvm::raw_ostream &os) -> llvm::Error {
-            if (summary)
-              printSummary(os, fields);
-            else
-              module->print(os);
-            return llvm::Error::success();
-          }))
-    return fail("cannot write the output: " + toString(std::move(e)));
+  if (llvm::Error e = writeOutputFile(outputFile, [&](llvm::raw_ostream &os) {
+        if (summary)
+          printSummary(os, fields);
+        else
+          module->print(os);
+      }))
+    return fail(toString(std::move(e)));
   return 0;
 }

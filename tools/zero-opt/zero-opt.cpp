@@ -2,13 +2,17 @@
 //
 // mlir-opt with the dialects a training step, its ZeRO form and its lowering
 // use, plus the zero dialect, passes and pipelines. It is MlirOptMain with
-// one addition: the input is screened for text known to crash upstream
-// parsers before it is parsed (zero/Support/ParserGuard.h), so malformed
-// input always ends in an error.
+// two additions:
+// - the input is screened for text known to crash upstream parsers before
+//   it is parsed (zero/Support/ParserGuard.h), so malformed input always
+//   ends in an error;
+// - the output is written all or nothing (zero/Support/OutputFile.h): a
+//   full disk ends in one line and leaves the `-o` file as it was.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zero/InitAll.h"
+#include "zero/Support/OutputFile.h"
 #include "zero/Support/ParserGuard.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -17,11 +21,11 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 
 int main(int argc, char **argv) {
+  zero::ignoreFileSizeSignal();
   zero::registerZeroPassesAndPipelines();
   // Upstream passes too, so that pipelines can be taken apart and combined
   // with ours on the command line.
@@ -56,14 +60,16 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
   }
 
-  // Like mlir-opt: the output file is kept only if everything succeeded.
-  auto output = openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << "zero-opt: error: " << errorMessage << "\n";
+  // Like mlir-opt, nothing is written unless everything succeeded; unlike
+  // it, the output is held until then and written in one go.
+  std::string result;
+  llvm::raw_string_ostream os(result);
+  if (failed(MlirOptMain(os, std::move(input), registry, config)))
+    return EXIT_FAILURE;
+  if (llvm::Error e = zero::writeOutputFile(
+          outputFilename, [&](llvm::raw_ostream &out) { out << result; })) {
+    llvm::errs() << "zero-opt: error: " << toString(std::move(e)) << "\n";
     return EXIT_FAILURE;
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
-    return EXIT_FAILURE;
-  output->keep();
   return EXIT_SUCCESS;
 }
