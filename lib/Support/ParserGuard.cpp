@@ -10,6 +10,15 @@
 // the normal (safe) attribute parser, so only the `) keyword =` form is
 // checked.
 //
+// Two more found by the mutation tester (integration_tests/tools/mutate.py):
+// - linalg.generic's custom parser casts every `iterator_types` entry to a
+//   string unchecked; anything else (`[f32]`, `[1]`) aborts or crashes.
+//   Only the custom form `linalg.generic {... iterator_types = [...]}` is
+//   checked: the generic form `"linalg.generic"(...) <{...}>` takes
+//   `#linalg.iterator_type<...>` through the safe attribute parser.
+// - Parser::parseDenseArrayAttr asks `index` for its bit width and crashes:
+//   `array<index: ...>` anywhere.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Support/ParserGuard.h"
@@ -18,6 +27,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <cstring>
 
 using namespace llvm;
 
@@ -50,6 +60,63 @@ bool isI64List(StringRef text) {
       return false;
   }
   return true;
+}
+
+/// True if `text` (from just after `=`) is not a `[` list or is one of
+/// string literals only, as linalg.generic's parser can take.
+bool isStringListOrOther(StringRef text) {
+  text = text.ltrim();
+  if (!text.consume_front("["))
+    return true; // Not a list: the upstream parser reports it itself.
+  text = text.ltrim();
+  if (text.consume_front("]"))
+    return true;
+  while (true) {
+    if (!text.consume_front("\""))
+      return false;
+    size_t i = 0;
+    while (i < text.size() && text[i] != '"')
+      i += text[i] == '\\' ? 2 : 1;
+    if (i >= text.size())
+      return false;
+    text = text.drop_front(i + 1).ltrim();
+    if (text.consume_front("]"))
+      return true;
+    if (!text.consume_front(","))
+      return false;
+    text = text.ltrim();
+  }
+}
+
+/// The `iterator_types = ` in the attribute dictionary that starts at `text`
+/// (`{`), or an empty StringRef: found by key at bracket depth 1, strings
+/// skipped.
+StringRef findIteratorTypes(StringRef text) {
+  int depth = 0;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < e && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      continue;
+    }
+    if (c == '{' || c == '[' || c == '(' || c == '<') {
+      ++depth;
+    } else if (c == '}' || c == ']' || c == ')' ||
+               (c == '>' && text[i - 1] != '-')) { // `->` closes nothing.
+      if (--depth <= 0)
+        return {};
+    } else if (depth == 1 && text.substr(i).starts_with("iterator_types") &&
+               !isIdentChar(text[i - 1])) {
+      StringRef rest = text.substr(i + strlen("iterator_types"));
+      if (!rest.empty() && isIdentChar(rest.front()))
+        continue;
+      if (rest.ltrim().starts_with("="))
+        return text.substr(i);
+    }
+  }
+  return {};
 }
 } // namespace
 
@@ -89,6 +156,35 @@ bool mlir::zero::screenForParserCrashes(SourceMgr &sourceMgr,
     StringRef word = text.slice(start, i);
     char before = lastSignificant;
     lastSignificant = 'a';
+    if (word == "array") {
+      StringRef rest = text.substr(i).ltrim();
+      if (rest.consume_front("<") && rest.ltrim().starts_with("index") &&
+          (rest.ltrim().size() == 5 || !isIdentChar(rest.ltrim()[5]))) {
+        sourceMgr.PrintMessage(
+            SMLoc::getFromPointer(text.data() + start), SourceMgr::DK_Error,
+            "dense array of 'index' is not supported: its elements must be "
+            "integers or floats (e.g. array<i64: 1, 2>)");
+        ok = false;
+      }
+      continue;
+    }
+    if (word == "linalg.generic") {
+      StringRef rest = text.substr(i).ltrim();
+      if (!rest.starts_with("{"))
+        continue;
+      StringRef key = findIteratorTypes(rest);
+      if (key.empty() ||
+          isStringListOrOther(key.drop_front(strlen("iterator_types"))
+                                  .ltrim()
+                                  .drop_front()))
+        continue;
+      sourceMgr.PrintMessage(
+          SMLoc::getFromPointer(key.data()), SourceMgr::DK_Error,
+          "malformed 'iterator_types' list: expected '[' strings separated "
+          "by ',' ']' (e.g. iterator_types = [\"parallel\", \"reduction\"])");
+      ok = false;
+      continue;
+    }
     if (before != ')' || (word != "permutation" && word != "dimensions"))
       continue;
     StringRef rest = text.substr(i).ltrim();

@@ -1,7 +1,7 @@
 //===- ParserGuardTest.cpp - ParserGuard unit tests -----------------------===//
 //
-// The guard must flag exactly the text that crashes the MLIR 22 linalg
-// parsers and nothing that parses fine.
+// The guard must flag exactly the text that crashes the MLIR 22 parsers and
+// nothing that parses fine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +48,15 @@ TEST(ParserGuardTest, AcceptsWellFormedLists) {
            "{dimensions = 7 : i64}",
            // Comments and strings are skipped.
            "// ) permutation = [#]\n\") permutation = 1\"",
+           "linalg.generic {indexing_maps = [#map, #map], iterator_types = "
+           "[\"parallel\", \"reduction\"]} ins(%a : tensor<2xf32>)",
+           "linalg.generic {iterator_types = []}",
+           // A list of anything else is reported by the upstream parser.
+           "linalg.generic {iterator_types = \"parallel\"}",
+           // The generic form goes through the safe attribute parser.
+           "\"linalg.generic\"(%a) <{iterator_types = "
+           "[#linalg.iterator_type<parallel>]}>",
+           "{a = array<i64: 1, 2>, b = array<f32>, c = array<indexed: 1>}",
        }) {
     EXPECT_EQ(screen(text, ok), "") << text;
     EXPECT_TRUE(ok) << text;
@@ -68,6 +77,34 @@ TEST(ParserGuardTest, FlagsListsThatCrashUpstream) {
     std::string diag = screen(text, ok);
     EXPECT_FALSE(ok) << text;
     EXPECT_NE(diag.find("error: malformed '"), std::string::npos) << diag;
+  }
+}
+
+TEST(ParserGuardTest, FlagsIteratorTypesThatAreNotStrings) {
+  bool ok;
+  for (const char *text : {
+           "linalg.generic {indexing_maps = [#map], iterator_types = [f32]}",
+           "linalg.generic {iterator_types = [\"parallel\", 1]}",
+           "linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], "
+           "iterator_types = [#linalg.iterator_type<parallel>]}",
+           "linalg.generic {iterator_types = [\"parallel\",]}",
+       }) {
+    std::string diag = screen(text, ok);
+    EXPECT_FALSE(ok) << text;
+    EXPECT_NE(diag.find("error: malformed 'iterator_types' list"),
+              std::string::npos)
+        << diag;
+  }
+}
+
+TEST(ParserGuardTest, FlagsIndexDenseArrays) {
+  bool ok;
+  for (const char *text : {"{a = array<index: 1, 2>}", "{a = array< index>}"}) {
+    std::string diag = screen(text, ok);
+    EXPECT_FALSE(ok) << text;
+    EXPECT_NE(diag.find("error: dense array of 'index' is not supported"),
+              std::string::npos)
+        << diag;
   }
 }
 

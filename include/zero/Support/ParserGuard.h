@@ -22,6 +22,8 @@ namespace mlir::zero {
 /// parse `permutation = [...]` / `dimensions = [...]` with a helper that
 /// stores the result of DenseI64ArrayAttr::parse without checking it, so any
 /// malformed list (`[1= 0]`, `[#1, 0]`, `1`) dereferences a null attribute.
+/// `linalg.generic {... iterator_types = [...]}` with an entry that is not a
+/// string (`[f32]`, `[1]`) and `array<index: ...>` crash too.
 bool screenForParserCrashes(llvm::SourceMgr &sourceMgr, unsigned bufferId);
 
 } // namespace mlir::zero
