@@ -377,8 +377,8 @@ def load_sources(paths):
 def make_batches(sources, args, rng):
     """[(pipeline name, argument list, [(k, source path, what, text)])]."""
     groups = pipelines()
-    names = sorted(groups)
-    with_runs = [s for s in sources if s[2]]
+    names = sorted(set(groups) & set(args.pipelines))
+    with_runs = [s for s in sources if s[2]] if 'runline' in args.pipelines else []
     batches = []
     k = 0
     cursor = 0
@@ -419,6 +419,10 @@ def main():
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
     ap.add_argument('--save-dir', default=None,
                     help='where failing variants are written')
+    ap.add_argument('--pipelines', type=lambda v: v.split(','),
+                    default=['runline'] + sorted(pipelines()),
+                    help='comma-separated pipelines to draw from (default: '
+                         'all of runline,' + ','.join(sorted(pipelines())) + ')')
     ap.add_argument('--known-crash', action='append', default=[],
                     metavar='REGEX',
                     help='a crash whose innermost frame in zero-opt matches '
@@ -427,6 +431,9 @@ def main():
     ap.add_argument('inputs', nargs='+', help='.mlir files or directories')
     args = ap.parse_args()
 
+    unknown = set(args.pipelines) - set(pipelines()) - {'runline'}
+    if unknown or not args.pipelines:
+        ap.error(f'unknown pipeline {", ".join(sorted(unknown))}')
     sources = load_sources(args.inputs)
     if not sources:
         print('mutate: error: no .mlir inputs found', file=sys.stderr)
