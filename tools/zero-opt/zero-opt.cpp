@@ -15,6 +15,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -22,6 +23,8 @@
 using namespace mlir;
 
 int main(int argc, char **argv) {
+  // A stack trace on a crash, as MlirOptMain(argc, argv, ...) would install.
+  llvm::InitLLVM initLLVM(argc, argv);
   zero::registerZeroPassesAndPipelines();
   // Upstream passes too, so that pipelines can be taken apart and combined
   // with ours on the command line.
