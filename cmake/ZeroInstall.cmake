@@ -4,9 +4,10 @@
 #
 #   cmake --install build --prefix <prefix>
 #
-# Libraries and tools added later (runtime/driver, zero-compile) join with
-# zero_install_libraries(...) and install(TARGETS ... RUNTIME ...) in their
-# own CMakeLists.txt.
+# Not yet installed: zero-compile and what it links into training binaries
+# (zero_runtime_static, zero_driver, zero_driver_main, zero/driver.h); they
+# join with zero_install_libraries(...) and tools/CMakeLists.txt's install()
+# once zero-compile can find them relative to itself.
 include(CMakePackageConfigHelpers)
 
 set(ZERO_INSTALL_INCLUDEDIR include)
@@ -17,7 +18,7 @@ set(ZERO_INSTALL_CMAKEDIR ${ZERO_INSTALL_LIBDIR}/cmake/ZeroMLIR)
 # The compiler libraries, in link order; each carries the installed include
 # directory (MLIR's and LLVM's are added by ZeroMLIRConfig.cmake).
 set(ZERO_MLIR_CXX_TARGETS ZeroSupport ZeroDialect ZeroAnalysis ZeroTransforms
-  ZeroConversion ZeroModels)
+  ZeroConversion ZeroTarget ZeroModels)
 
 function(zero_install_libraries)
   foreach(lib ${ARGN})
@@ -35,13 +36,11 @@ endfunction()
 zero_install_libraries(${ZERO_MLIR_CXX_TARGETS} ZeroCAPI zero_runtime)
 
 # Headers: the hand-written ones and the .td they come from, then what
-# mlir-tblgen generated next to them in the build tree. zero/Runner is
-# zero-run's own (its library is not installed).
+# mlir-tblgen generated next to them in the build tree.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/zero
   ${PROJECT_SOURCE_DIR}/include/zero-c
   DESTINATION ${ZERO_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.td"
-  PATTERN "Runner" EXCLUDE
   )
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/zero
   DESTINATION ${ZERO_INSTALL_INCLUDEDIR}
