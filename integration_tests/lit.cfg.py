@@ -27,6 +27,7 @@ config.substitutions.append(("%zero_runtime_include",
                                           "include")))
 config.substitutions.append(("%zero_lib_dir",
                              os.path.join(config.zero_obj_root, "lib")))
+config.substitutions.append(("%zero_obj_root", config.zero_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -47,3 +48,31 @@ if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidiactl"):
 # zero-run's cache of compiled steps: one per build tree, never the user's.
 config.environment["ZERO_CACHE_DIR"] = os.path.join(config.zero_obj_root,
                                                     "zero-cache")
+# embedding/ configures and builds a separate project against an installed
+# tree: the same CMake, generator, compilers (and ccache) as this build.
+if config.cmake_command and os.path.exists(config.cmake_command):
+    config.available_features.add("cmake")
+    cmake_configure = [
+        config.cmake_command,
+        "-G", '"%s"' % config.cmake_generator,
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DCMAKE_C_COMPILER=%s" % config.c_compiler,
+        "-DCMAKE_CXX_COMPILER=%s" % config.cxx_compiler,
+        "-DMLIR_DIR=%s" % config.mlir_dir,
+    ]
+    if config.compiler_launcher and not config.compiler_launcher.endswith("-NOTFOUND"):
+        cmake_configure += [
+            "-DCMAKE_C_COMPILER_LAUNCHER=%s" % config.compiler_launcher,
+            "-DCMAKE_CXX_COMPILER_LAUNCHER=%s" % config.compiler_launcher,
+        ]
+    if config.zero_enable_sanitizers.upper() in ("ON", "1", "TRUE", "YES"):
+        # Our installed libraries are instrumented: so must the programs be
+        # that link them.
+        san = "-fsanitize=address,undefined"
+        cmake_configure += [
+            "-DCMAKE_C_FLAGS=%s" % san,
+            "-DCMAKE_CXX_FLAGS=%s" % san,
+            "-DCMAKE_EXE_LINKER_FLAGS=%s" % san,
+        ]
+    config.substitutions.append(("%cmake_configure", " ".join(cmake_configure)))
+    config.substitutions.append(("%cmake", config.cmake_command))

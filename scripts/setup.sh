@@ -5,6 +5,8 @@
 #
 #   scripts/setup.sh            install + configure
 #   BUILD_DIR=out scripts/setup.sh
+#   BUILD_DIR=build-asan scripts/setup.sh -DZERO_ENABLE_SANITIZERS=ON
+#                               (further arguments go to cmake)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -36,5 +38,5 @@ fi
 
 cmake -G Ninja -S . -B "$BUILD_DIR" \
   -DCMAKE_BUILD_TYPE=Release \
-  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir >/dev/null
+  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir "$@" >/dev/null
 echo "setup: configured $BUILD_DIR (build with: cmake --build $BUILD_DIR)"

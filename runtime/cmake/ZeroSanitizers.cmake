@@ -1,0 +1,16 @@
+# ZERO_ENABLE_SANITIZERS: AddressSanitizer and UndefinedBehaviorSanitizer on
+# everything built from the including directory down (our libraries, tools,
+# tests and the runtime). Upstream LLVM/MLIR, MPI and OpenBLAS stay as they
+# are: their code is not instrumented, calls into it are. The top-level
+# project includes this before add_subdirectory(runtime); the runtime
+# includes it when built on its own. docs/building.md says how to run the
+# suites under it.
+option(ZERO_ENABLE_SANITIZERS
+  "Build with -fsanitize=address,undefined (ASan + UBSan)" OFF)
+
+if(ZERO_ENABLE_SANITIZERS AND NOT ZERO_SANITIZERS_APPLIED)
+  set(ZERO_SANITIZERS_APPLIED ON)
+  message(STATUS "zero-mlir: building with ASan and UBSan")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
