@@ -247,6 +247,11 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
   if (!memref && !type.isIntOrIndexOrFloat())
     return argError(fn, i) << "is " << type
                            << "; the step ABI passes buffers and scalars only";
+  if (!memref && !fn.getArgAttr(i, ZeroDialect::HyperAttrHelper::getNameStr()))
+    return argError(fn, i) << "is the scalar " << type
+                           << "; only hyper-parameters are passed as scalars "
+                              "(run zero-verify first: it says which role is "
+                              "wrong)";
   Type elt = memref ? memref.getElementType() : type;
   std::optional<std::string> dtype = abiTypeName(elt);
   if (!dtype)
@@ -336,9 +341,6 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
   if (memref && !memref.getShape().empty() && (role == "hyper" || role == "loss"))
     return argError(fn, i) << "is a " << role << " of shape " << type
                            << "; expected a scalar or a 0-d buffer";
-  if (!memref && role != "hyper")
-    return argError(fn, i) << "is a " << role
-                           << " passed as a scalar; expected a buffer";
 
   // A parameter or state that appears a second time is an out-parameter of
   // buffer-results-to-out-params: the new value the function could not

@@ -75,3 +75,15 @@ module {
     return
   }
 }
+
+// -----
+
+// A scalar argument with a role other than zero.hyper (found by the
+// mutation tester: it used to crash).
+module {
+  // expected-error@+1 {{argument #1: is the scalar 'f32'; only hyper-parameters are passed as scalars}}
+  func.func @opt(%w: memref<4xf32> {zero.param = "w"}, %mu: f32 {zero.batch = "momentum"},
+                 %loss: memref<f32> {zero.loss}) attributes {zero.role = "optimizer"} {
+    return
+  }
+}
