@@ -4,10 +4,9 @@
 #
 #   cmake --install build --prefix <prefix>
 #
-# Not yet installed: zero-compile and what it links into training binaries
-# (zero_runtime_static, zero_driver, zero_driver_main, zero/driver.h); they
-# join with zero_install_libraries(...) and tools/CMakeLists.txt's install()
-# once zero-compile can find them relative to itself.
+# zero-compile and the archives it links training binaries with
+# (libzero_runtime.a, libzero_driver.a, libzero_driver_main.a) are installed
+# by tools/ and runtime/ (not exported: nothing links them through CMake).
 include(CMakePackageConfigHelpers)
 
 set(ZERO_INSTALL_INCLUDEDIR include)
