@@ -17,7 +17,8 @@ the cache) and the binary train --steps steps and their median step times
 are printed. Prints figures; asserts nothing.
 
   python3 bench/compile_time.py [--build build] [--ranks 4] [--steps 3]
-      [--models d256l4,gpt2-124m] [--old-zero-run PATH] [--json FILE]
+      [--models d256l4,gpt2-124m] [--old-zero-run PATH --old-zero-gen PATH]
+      [--json FILE]
 """
 
 import argparse
@@ -64,6 +65,9 @@ def main():
     ap.add_argument('--models', default='d256l4,gpt2-124m')
     ap.add_argument('--old-zero-run', help='zero-run from before the step '
                     'ABI (every rank compiles), for the "before" column')
+    ap.add_argument('--old-zero-gen', help='zero-gen of the same build as '
+                    '--old-zero-run (its modules carry no zero.init, which '
+                    'the old zero-run rejects); the same model')
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
@@ -86,7 +90,12 @@ def main():
             common = ['--stage', str(args.stage), '--progress', 'none']
             if args.old_zero_run:
                 s = os.path.join(tmp, 'old.json')
-                row['before_s'] = run(mpirun + [args.old_zero_run, module, *common,
+                old_module = module
+                if args.old_zero_gen:
+                    old_module = os.path.join(tmp, name + '.old.mlir')
+                    subprocess.run([args.old_zero_gen, *MODELS[name], '-o',
+                                    old_module], check=True)
+                row['before_s'] = run(mpirun + [args.old_zero_run, old_module, *common,
                                                 '--steps', '0', '--stats-json', s], env)
                 row['before_compile_s'] = stats(s)['compile_time_s']
                 print(f"  before (every rank JITs): {row['before_s']:.1f} s "
