@@ -272,14 +272,13 @@ std::string format(const char *fmt, ...) {
   zrt_abort(line.c_str());
 }
 
-/// A failure every rank sees alike (a bad option, a step that does not fit
-/// the run): rank 0 prints the line and ends the job; the others wait to be
-/// ended, so that the line appears once.
+/// A failure every rank should see alike (a bad option, a step that does not
+/// fit the run): rank 0 prints the line and ends the job; the others wait to
+/// be ended, so that the line appears once. If rank 0 did not see it (a file
+/// only this rank cannot read), this rank prints it and ends the job itself.
 [[noreturn]] void failAll(const std::string &message) {
-  if (zrt_world_size() > 1 && zrt_world_rank() != 0) {
-    std::this_thread::sleep_for(std::chrono::seconds(30));
-    zrt_abort(nullptr);
-  }
+  if (zrt_world_size() > 1 && zrt_world_rank() != 0)
+    std::this_thread::sleep_for(std::chrono::seconds(10));
   fail(message);
 }
 
