@@ -22,6 +22,9 @@ config.substitutions.append(("%python", config.python_executable))
 # Programs that embed a compiled step: the C compiler, the runtime's headers
 # and the directory of its libraries.
 config.substitutions.append(("%cc", config.c_compiler))
+# Programs that link a sanitizer build's instrumented runtime need its flags.
+config.substitutions.append(("%sanitizer_link_flags",
+                             config.sanitizer_link_flags))
 config.substitutions.append(("%zero_runtime_include",
                              os.path.join(config.zero_src_root, "runtime",
                                           "include")))

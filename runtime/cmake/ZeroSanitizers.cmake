@@ -14,3 +14,10 @@ if(ZERO_ENABLE_SANITIZERS AND NOT ZERO_SANITIZERS_APPLIED)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+# What a program linking our instrumented libraries needs on its link line
+# (the integration tests' %sanitizer_link_flags).
+if(ZERO_ENABLE_SANITIZERS)
+  set(ZERO_SANITIZER_LINK_FLAGS "-fsanitize=address,undefined")
+else()
+  set(ZERO_SANITIZER_LINK_FLAGS "")
+endif()
