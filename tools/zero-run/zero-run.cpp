@@ -199,8 +199,7 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
 /// now. Errors are one line; the passes' diagnostics are printed already.
 llvm::Expected<std::string> obtainObject(const RunOptions &opts,
                                          const CompileOptions &options,
-                                         const char *argv0, double &seconds,
-                                         bool &cacheHit) {
+                                         const char *argv0, double &seconds) {
   auto start = std::chrono::steady_clock::now();
   auto input = readInputFile(opts.input);
   if (!input)
@@ -215,7 +214,6 @@ llvm::Expected<std::string> obtainObject(const RunOptions &opts,
                             cacheKey((*input)->getBuffer(), options, argv0) + ".o");
     cached = std::string(path);
     if (auto hit = llvm::MemoryBuffer::getFile(cached, false, false)) {
-      cacheHit = true;
       seconds = std::chrono::duration<double>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -311,11 +309,10 @@ int main(int argc, char **argv) {
   // for its bytes. Size 0 says that compilation failed.
   std::string object;
   double compileSeconds = 0;
-  bool cacheHit = false; // Reported as a compile time near 0.
   std::string failure;
   if (rank == 0) {
     auto obtained =
-        obtainObject(opts, options, argv[0], compileSeconds, cacheHit);
+        obtainObject(opts, options, argv[0], compileSeconds);
     if (obtained)
       object = std::move(*obtained);
     else
