@@ -36,9 +36,25 @@ bool writeAll(int fd, const std::vector<Chunk> &chunks, std::string &error) {
 bool zero::driver::writeFileAtomically(const std::string &path,
                                        const std::vector<Chunk> &chunks,
                                        std::string &error) {
+  // The process's own streams: write to the descriptor (whatever it was
+  // redirected to), after what stdio already buffered for it.
+  if (path == "/dev/stdout" || path == "/dev/stderr") {
+    std::fflush(path == "/dev/stdout" ? stdout : stderr);
+    std::string why;
+    if (!writeAll(path == "/dev/stdout" ? STDOUT_FILENO : STDERR_FILENO,
+                  chunks, why)) {
+      error = "cannot write '" + path + "': " + why;
+      return false;
+    }
+    return true;
+  }
+  // Devices, FIFOs, and anything under /dev or /proc (a /dev/fd/N that
+  // names a redirected file looks like a regular file): written to, never
+  // replaced.
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0 &&
-      (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+  bool special = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
+  if (special || (::stat(path.c_str(), &st) == 0 &&
+                  (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     std::string why;
     if (fd < 0 || !writeAll(fd, chunks, why)) {

@@ -18,9 +18,9 @@ struct Chunk {
 
 /// Writes `chunks` to `path` so that the destination never holds a partial
 /// file: into a temporary file beside it, flushed to disk (fsync), then
-/// renamed over it. A path that names a character device or a FIFO
-/// (/dev/null, /dev/stdout) is written to directly instead of being
-/// replaced. Returns false with a one-line message (and no file left behind)
+/// renamed over it. /dev/stdout and /dev/stderr go to the process's own
+/// descriptors; any other path under /dev or /proc, a character device or a
+/// FIFO is written to directly instead of being replaced. Returns false with a one-line message (and no file left behind)
 /// on any error, a full disk included.
 bool writeFileAtomically(const std::string &path,
                          const std::vector<Chunk> &chunks, std::string &error);
