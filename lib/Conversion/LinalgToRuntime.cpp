@@ -2,9 +2,10 @@
 //
 // zero-linalg-to-runtime: linalg.matmul / linalg.batch_matmul on memrefs
 // become calls of the runtime's GEMM entry points (OpenBLAS on CPU, cuBLASLt
-// later). Upstream has no linalg-to-BLAS lowering, hence this pass. Only the
-// default (row-major, untransposed) indexing maps with contiguous rows are
-// rewritten; everything else stays for the loop lowering, so the pass never
+// later). Upstream has no linalg-to-BLAS lowering, hence this pass. The
+// default (row-major) indexing maps and those that read A or B transposed
+// (what zero-fold-transposes writes) are rewritten, operands with contiguous
+// rows only; everything else stays for the loop lowering, so the pass never
 // changes what a program computes, only how fast.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +22,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/Debug.h"
+
+#include <optional>
 
 #define DEBUG_TYPE "zero-linalg-to-runtime"
 
@@ -46,6 +49,41 @@ bool hasContiguousRows(Type type) {
   return strides.back() == 1;
 }
 
+/// Which operands of a matmul or batch_matmul are read transposed, or
+/// nothing if its indexing maps are not the plain or transposed GEMM ones
+/// (broadcasts, a transposed result, ...).
+struct Transposition {
+  bool a = false, b = false;
+};
+
+std::optional<Transposition> gemmTransposition(linalg::LinalgOp op,
+                                               bool batched) {
+  MLIRContext *ctx = op.getContext();
+  unsigned r = batched ? 1 : 0, numDims = r + 3;
+  AffineExpr bd = getAffineDimExpr(0, ctx), m = getAffineDimExpr(r, ctx),
+             n = getAffineDimExpr(r + 1, ctx), k = getAffineDimExpr(r + 2, ctx);
+  auto map = [&](AffineExpr x, AffineExpr y) {
+    SmallVector<AffineExpr> results;
+    if (batched)
+      results.push_back(bd);
+    results.append({x, y});
+    return AffineMap::get(numDims, 0, results, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (maps.size() != 3 || maps[2] != map(m, n))
+    return std::nullopt;
+  Transposition t;
+  if (maps[0] == map(k, m))
+    t.a = true;
+  else if (maps[0] != map(m, k))
+    return std::nullopt;
+  if (maps[1] == map(n, k))
+    t.b = true;
+  else if (maps[1] != map(k, n))
+    return std::nullopt;
+  return t;
+}
+
 struct ZeroLinalgToRuntimePass
     : public zero::impl::ZeroLinalgToRuntimePassBase<ZeroLinalgToRuntimePass> {
   using Base::Base;
@@ -53,22 +91,23 @@ struct ZeroLinalgToRuntimePass
   void runOnOperation() override;
 
 private:
-  LogicalResult rewrite(linalg::LinalgOp op, bool batched);
+  LogicalResult rewrite(linalg::LinalgOp op, bool batched, Transposition t);
 };
 
 LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
-                                               bool batched) {
+                                               bool batched, Transposition t) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
   Value c = op.getDpsInits()[0];
   Type elementType = cast<MemRefType>(c.getType()).getElementType();
   StringRef suffix = elementType.isF32() ? "f32" : "f64";
 
   MLIRContext *ctx = &getContext();
-  Type i64 = IntegerType::get(ctx, 64);
+  Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
   Type ptr = LLVM::LLVMPointerType::get(ctx);
-  // (batch,) m, n, k, then pointer, (batch stride,) leading dimension for
-  // a and b, beta, and the same for c; see runtime/include/zero/runtime.h.
-  SmallVector<Type> argTypes;
+  // trans_a, trans_b, (batch,) m, n, k, then pointer, (batch stride,)
+  // leading dimension for a and b, beta, and the same for c; see
+  // runtime/include/zero/runtime.h.
+  SmallVector<Type> argTypes = {i32, i32};
   if (batched)
     argTypes.push_back(i64);
   argTypes.append({i64, i64, i64});
@@ -95,10 +134,14 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   zero::BufferView va = zero::getBufferView(b, loc, a),
                    vb = zero::getBufferView(b, loc, bm),
                    vc = zero::getBufferView(b, loc, c);
-  // Sizes: A is [batch,] m x k, B is [batch,] k x n.
+  // Sizes: C is [batch,] m x n; A is [batch,] m x k, or k x m when read
+  // transposed.
   unsigned r = batched ? 1 : 0;
-  Value m = va.sizes[r], k = va.sizes[r + 1], n = vb.sizes[r + 1];
+  Value m = vc.sizes[r], n = vc.sizes[r + 1], k = va.sizes[t.a ? r : r + 1];
   SmallVector<Value> args;
+  Value no = arith::ConstantOp::create(b, loc, i32, b.getIntegerAttr(i32, 0));
+  Value yes = arith::ConstantOp::create(b, loc, i32, b.getIntegerAttr(i32, 1));
+  args.append({t.a ? yes : no, t.b ? yes : no});
   if (batched)
     args.push_back(va.sizes[0]);
   args.append({m, n, k, va.ptr});
@@ -123,18 +166,19 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
 }
 
 void ZeroLinalgToRuntimePass::runOnOperation() {
-  SmallVector<std::pair<linalg::LinalgOp, bool>> worklist;
+  struct Gemm {
+    linalg::LinalgOp op;
+    bool batched;
+    Transposition t;
+  };
+  SmallVector<Gemm> worklist;
   getOperation().walk([&](linalg::LinalgOp op) {
-    bool batched = isa<linalg::BatchMatmulOp>(op);
-    if (auto mm = dyn_cast<linalg::MatmulOp>(op.getOperation())) {
-      if (mm.hasUserDefinedMaps())
-        return;
-    } else if (auto bmm = dyn_cast<linalg::BatchMatmulOp>(op.getOperation())) {
-      if (bmm.hasUserDefinedMaps())
-        return;
-    } else {
+    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
       return;
-    }
+    bool batched = isa<linalg::BatchMatmulOp>(op);
+    std::optional<Transposition> t = gemmTransposition(op, batched);
+    if (!t)
+      return;
     if (!op.hasPureBufferSemantics())
       return;
     Type elementType =
@@ -147,10 +191,10 @@ void ZeroLinalgToRuntimePass::runOnOperation() {
           !hasContiguousRows(type))
         return;
     }
-    worklist.push_back({op, batched});
+    worklist.push_back({op, batched, *t});
   });
-  for (auto [op, batched] : worklist)
-    if (failed(rewrite(op, batched)))
+  for (Gemm &g : worklist)
+    if (failed(rewrite(g.op, g.batched, g.t)))
       return signalPassFailure();
 }
 

@@ -32,6 +32,9 @@
 using namespace mlir;
 
 void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
+  // Transposed matmul operands are read in place (GEMM transpose flags)
+  // rather than copied every step.
+  pm.addPass(createZeroFoldTransposesPass());
   pm.addPass(createZeroPrepareBufferizationPass());
   // No upstream linalg-fuse-elementwise-ops here: it also folds
   // linalg.transpose producers into matmul consumers, which turns them into
@@ -64,8 +67,11 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // Intrinsics where LLVM has them (exp, log, sqrt, pow, ...), libm for the
-  // rest (tanh).
+  // f32 tanh, exp, log, ... as polynomials that vectorize with the loops
+  // around them; then intrinsics where LLVM has them (sqrt, pow, ...), libm
+  // for the rest (f64, or everything with approximate-math=false).
+  if (opts.approximateMath)
+    pm.addPass(createZeroApproximateMathPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -108,6 +114,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
   pm.addPass(createZeroPartitionPass(partition));
   LowerCPUOptions lower;
   lower.gemmToRuntime = opts.gemmToRuntime;
+  lower.approximateMath = opts.approximateMath;
   buildLowerCPUPipeline(pm, lower);
 }
 

@@ -39,6 +39,8 @@ inline int32_t dtypeBytes(DType t) { return t == DType::F32 ? 4 : 8; }
 /// pointers point to float or double as the DType says; beta is converted to
 /// the element type by the backend.
 struct GemmArgs {
+  /// Whether A is stored k x m (B: n x k) and read transposed.
+  bool transA, transB;
   int64_t m, n, k;
   const void *a;
   int64_t lda;

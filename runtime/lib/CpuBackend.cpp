@@ -43,12 +43,14 @@ void gemmOne(const GemmArgs &g, int64_t offA, int64_t offB, int64_t offC) {
   auto m = static_cast<blasint>(g.m), n = static_cast<blasint>(g.n),
        k = static_cast<blasint>(g.k), lda = static_cast<blasint>(g.lda),
        ldb = static_cast<blasint>(g.ldb), ldc = static_cast<blasint>(g.ldc);
+  CBLAS_TRANSPOSE ta = g.transA ? CblasTrans : CblasNoTrans,
+                  tb = g.transB ? CblasTrans : CblasNoTrans;
   if constexpr (sizeof(T) == 4)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a,
-                lda, b, ldb, static_cast<float>(g.beta), c, ldc);
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb,
+                static_cast<float>(g.beta), c, ldc);
   else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, lda,
-                b, ldb, g.beta, c, ldc);
+    cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, g.beta, c,
+                ldc);
 }
 
 class CpuBackend final : public Backend {

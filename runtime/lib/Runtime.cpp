@@ -529,6 +529,7 @@ GemmCounters &gemmCounters() {
 /// A GEMM call as it arrives at the C ABI (batch = 1 and strides 0 for the
 /// unbatched entry points).
 struct GemmCall {
+  bool transA, transB;
   int64_t batch, m, n, k;
   const void *a;
   int64_t strideA, lda;
@@ -603,13 +604,17 @@ void gemm(DType dtype, GemmCall g, bool batched) {
   if (g.batch > 0 && g.m > 0 && g.n > 0) {
     if (g.batch <= 1)
       g.strideA = g.strideB = g.strideC = 0;
+    // Rows and columns of A and B as stored (transposed operands are
+    // stored k x m and n x k).
+    int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
+    int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
     // A matrix with one row never uses its leading dimension.
-    if (g.m == 1) {
-      g.lda = std::max(g.lda, g.k);
+    if (aRows == 1)
+      g.lda = std::max(g.lda, aCols);
+    if (g.m == 1)
       g.ldc = std::max(g.ldc, g.n);
-    }
-    if (g.k == 1)
-      g.ldb = std::max(g.ldb, g.n);
+    if (bRows == 1)
+      g.ldb = std::max(g.ldb, bCols);
 
     checkLeadingDim("ldc", g.ldc, "C", "n", g.n);
     checkNotNull("c", g.c);
@@ -624,11 +629,12 @@ void gemm(DType dtype, GemmCall g, bool batched) {
       else
         scaleC<double>(g);
     } else {
-      checkLeadingDim("lda", g.lda, "A", "k", g.k);
-      checkLeadingDim("ldb", g.ldb, "B", "n", g.n);
+      checkLeadingDim("lda", g.lda, "A", g.transA ? "m" : "k", aCols);
+      checkLeadingDim("ldb", g.ldb, "B", g.transB ? "k" : "n", bCols);
       checkNotNull("a", g.a);
       checkNotNull("b", g.b);
-      GemmArgs args{g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc};
+      GemmArgs args{g.transA, g.transB, g.m,   g.n, g.k,  g.a,
+                    g.lda,    g.b,      g.ldb, g.beta, g.c, g.ldc};
       if (g.batch == 1) {
         backend().gemm(dtype, args);
       } else {
@@ -836,49 +842,55 @@ void zrt_set_generated_category(zrt_category category) {
     reportFatal();
 }
 
-void zrt_gemm_f32(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+void zrt_gemm_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                   const float *b, int64_t ldb, float beta, float *c,
                   int64_t ldc) {
   if (!guarded("zrt_gemm_f32", [&] {
         gemm(DType::F32,
-             GemmCall{1, m, n, k, a, 0, lda, b, 0, ldb, beta, c, 0, ldc},
+             GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0, lda, b, 0,
+                      ldb, beta, c, 0, ldc},
              false);
       }))
     reportFatal();
 }
 
-void zrt_gemm_f64(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+void zrt_gemm_f64(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                   const double *b, int64_t ldb, double beta, double *c,
                   int64_t ldc) {
   if (!guarded("zrt_gemm_f64", [&] {
         gemm(DType::F64,
-             GemmCall{1, m, n, k, a, 0, lda, b, 0, ldb, beta, c, 0, ldc},
+             GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0, lda, b, 0,
+                      ldb, beta, c, 0, ldc},
              false);
       }))
     reportFatal();
 }
 
-void zrt_gemm_batched_f32(int64_t batch, int64_t m, int64_t n, int64_t k,
+void zrt_gemm_batched_f32(int32_t trans_a, int32_t trans_b,
+                          int64_t batch, int64_t m, int64_t n, int64_t k,
                           const float *a, int64_t stride_a, int64_t lda,
                           const float *b, int64_t stride_b, int64_t ldb,
                           float beta, float *c, int64_t stride_c, int64_t ldc) {
   if (!guarded("zrt_gemm_batched_f32", [&] {
         gemm(DType::F32,
-             GemmCall{batch, m, n, k, a, stride_a, lda, b, stride_b, ldb, beta,
+             GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a, stride_a, lda,
+                      b, stride_b, ldb, beta,
                       c, stride_c, ldc},
              true);
       }))
     reportFatal();
 }
 
-void zrt_gemm_batched_f64(int64_t batch, int64_t m, int64_t n, int64_t k,
+void zrt_gemm_batched_f64(int32_t trans_a, int32_t trans_b,
+                          int64_t batch, int64_t m, int64_t n, int64_t k,
                           const double *a, int64_t stride_a, int64_t lda,
                           const double *b, int64_t stride_b, int64_t ldb,
                           double beta, double *c, int64_t stride_c,
                           int64_t ldc) {
   if (!guarded("zrt_gemm_batched_f64", [&] {
         gemm(DType::F64,
-             GemmCall{batch, m, n, k, a, stride_a, lda, b, stride_b, ldb, beta,
+             GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a, stride_a, lda,
+                      b, stride_b, ldb, beta,
                       c, stride_c, ldc},
              true);
       }))

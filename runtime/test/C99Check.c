@@ -80,7 +80,7 @@ int zrt_c99_smoke(void) {
       a[i] = (float)(i + 1);            /* [[1, 2], [3, 4]] */
       b[i] = (float)(i == 0 || i == 3); /* identity */
     }
-    zrt_gemm_f32(2, 2, 2, a, 2, b, 2, 0.0f, c, 2);
+    zrt_gemm_f32(0, 0, 2, 2, 2, a, 2, b, 2, 0.0f, c, 2);
     for (i = 0; i < 4; ++i)
       if (c[i] != a[i])
         status = 2;

@@ -133,7 +133,7 @@ TEST_F(RuntimeApi, DefaultHandlerExitsWithStatus1) {
   EXPECT_EXIT(
       {
         zrt_set_fatal_handler(nullptr);
-        zrt_gemm_f32(-1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
+        zrt_gemm_f32(0, 0, -1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
       },
       ::testing::ExitedWithCode(1),
       "^zero-runtime: error: zrt_gemm_f32: m = -1 is negative\n$");

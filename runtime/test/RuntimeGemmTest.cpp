@@ -53,11 +53,11 @@ std::vector<T> reference(Matrix<T> &a, Matrix<T> &b, double beta, Matrix<T> c) {
 
 void gemm(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  zrt_gemm_f32(m, n, k, a, lda, b, ldb, beta, c, ldc);
+  zrt_gemm_f32(0, 0, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 void gemm(int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
           const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
-  zrt_gemm_f64(m, n, k, a, lda, b, ldb, beta, c, ldc);
+  zrt_gemm_f64(0, 0, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 struct Shape {
@@ -88,12 +88,87 @@ template <typename T> void checkShapes() {
 TEST_F(RuntimeGemm, F32MatchesNaiveLoop) { checkShapes<float>(); }
 TEST_F(RuntimeGemm, F64MatchesNaiveLoop) { checkShapes<double>(); }
 
+/// The transpose of `m`, stored with row stride `ld` (>= m.rows).
+template <typename T> Matrix<T> transposed(Matrix<T> &m, int64_t ld) {
+  Matrix<T> t(m.cols, m.rows, ld, 0);
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j)
+      t.at(j, i) = m.at(i, j);
+  return t;
+}
+
+// Transposed operands (A stored k x m, B stored n x k, as linalg.matmul
+// with transposed indexing maps reads them) give exactly A*B, padded
+// leading dimensions and single rows or columns included, and a leading
+// dimension shorter than a stored row is refused with the stored width.
+template <typename T> void checkTransposed() {
+  const Shape shapes[] = {{1, 1, 1}, {3, 5, 7}, {17, 13, 11}, {1, 7, 3},
+                          {5, 1, 9}, {2, 3, 1}, {64, 33, 129}};
+  for (const Shape &s : shapes)
+    for (int ta : {0, 1})
+      for (int tb : {0, 1})
+        for (int64_t pad : {0, 2}) {
+          SCOPED_TRACE(testing::Message()
+                       << "m=" << s.m << " n=" << s.n << " k=" << s.k
+                       << " ta=" << ta << " tb=" << tb << " pad=" << pad);
+          Matrix<T> a(s.m, s.k, s.k + pad, 1), b(s.k, s.n, s.n + pad, 2),
+              c(s.m, s.n, s.n + pad, 3);
+          std::vector<T> expected = reference(a, b, 1.0, c);
+          Matrix<T> at = ta ? transposed(a, s.m + pad) : a;
+          Matrix<T> bt = tb ? transposed(b, s.k + pad) : b;
+          if constexpr (sizeof(T) == 4)
+            zrt_gemm_f32(ta, tb, s.m, s.n, s.k, at.data.data(), at.ld,
+                         bt.data.data(), bt.ld, 1.0f, c.data.data(), c.ld);
+          else
+            zrt_gemm_f64(ta, tb, s.m, s.n, s.k, at.data.data(), at.ld,
+                         bt.data.data(), bt.ld, 1.0, c.data.data(), c.ld);
+          ASSERT_EQ(c.data, expected);
+        }
+}
+
+TEST_F(RuntimeGemm, TransposedF32) { checkTransposed<float>(); }
+TEST_F(RuntimeGemm, TransposedF64) { checkTransposed<double>(); }
+
+TEST_F(RuntimeGemm, TransposedBatched) {
+  const int64_t batch = 3, m = 4, n = 5, k = 6;
+  std::vector<float> c(batch * m * n, 0.0f), expected(batch * m * n, 0.0f);
+  std::vector<float> a(batch * k * m), b(batch * n * k);
+  for (int64_t i = 0; i < batch; ++i) {
+    Matrix<float> ai(m, k, k, 1 + int(i)), bi(k, n, n, 4 + int(i)),
+        ci(m, n, n, 0);
+    std::fill(ci.data.begin(), ci.data.end(), 0.0f);
+    std::vector<float> ei = reference(ai, bi, 1.0, ci);
+    Matrix<float> at = transposed(ai, m), bt = transposed(bi, k);
+    std::copy(at.data.begin(), at.data.end(), a.begin() + i * k * m);
+    std::copy(bt.data.begin(), bt.data.end(), b.begin() + i * n * k);
+    std::copy(ei.begin(), ei.end(), expected.begin() + i * m * n);
+  }
+  zrt_gemm_batched_f32(1, 1, batch, m, n, k, a.data(), k * m, m, b.data(),
+                       n * k, k, 1.0f, c.data(), m * n, n);
+  EXPECT_EQ(c, expected);
+}
+
+TEST_F(RuntimeGemm, TransposedLeadingDimensions) {
+  float A[64] = {0}, B[64] = {0}, C[64] = {0};
+  auto expectFatal = [&](auto call, const char *message) {
+    EXPECT_EQ(fatalMessageOf(call), message);
+  };
+  // A transposed is stored k x m = 5 x 2: lda must be at least m = 2.
+  expectFatal([&] { zrt_gemm_f32(1, 0, 2, 3, 5, A, 1, B, 3, 0, C, 3); },
+              "zrt_gemm_f32: lda = 1 is less than max(1, m) = 2: the rows of "
+              "A would overlap");
+  // B transposed is stored n x k = 3 x 5: ldb must be at least k = 5.
+  expectFatal([&] { zrt_gemm_f32(0, 1, 2, 3, 5, A, 5, B, 4, 0, C, 3); },
+              "zrt_gemm_f32: ldb = 4 is less than max(1, k) = 5: the rows of "
+              "B would overlap");
+}
+
 // Several BLAS threads give the same exact result.
 TEST_F(RuntimeGemm, TwoThreadsMatchNaiveLoop) {
   ASSERT_EQ(zrt_init("cpu", 2), 0);
   Matrix<float> a(257, 300, 300, 1), b(300, 190, 191, 2), c(257, 190, 190, 3);
   std::vector<float> expected = reference(a, b, 1.0, c);
-  zrt_gemm_f32(257, 190, 300, a.data.data(), a.ld, b.data.data(), b.ld, 1.0f,
+  zrt_gemm_f32(0, 0, 257, 190, 300, a.data.data(), a.ld, b.data.data(), b.ld, 1.0f,
                c.data.data(), c.ld);
   EXPECT_EQ(c.data, expected);
   ASSERT_EQ(zrt_init("cpu", 1), 0);
@@ -106,7 +181,7 @@ TEST_F(RuntimeGemm, BetaZeroIgnoresNaN) {
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 6; ++j)
       c.at(i, j) = std::numeric_limits<float>::quiet_NaN();
-  zrt_gemm_f32(4, 6, 5, a.data.data(), 5, b.data.data(), 6, 0.0f, c.data.data(),
+  zrt_gemm_f32(0, 0, 4, 6, 5, a.data.data(), 5, b.data.data(), 6, 0.0f, c.data.data(),
                6);
   EXPECT_EQ(c.data, expected);
 }
@@ -132,10 +207,10 @@ template <typename T> void checkBatched(bool shareB) {
     std::copy(ei.begin(), ei.end(), expected.begin() + i * strideC);
   }
   if constexpr (sizeof(T) == 4)
-    zrt_gemm_batched_f32(batch, m, n, k, a.data(), strideA, lda, b.data(),
+    zrt_gemm_batched_f32(0, 0, batch, m, n, k, a.data(), strideA, lda, b.data(),
                          strideB, ldb, 1.0f, c.data(), strideC, ldc);
   else
-    zrt_gemm_batched_f64(batch, m, n, k, a.data(), strideA, lda, b.data(),
+    zrt_gemm_batched_f64(0, 0, batch, m, n, k, a.data(), strideA, lda, b.data(),
                          strideB, ldb, 1.0, c.data(), strideC, ldc);
   EXPECT_EQ(c, expected);
 }
@@ -147,25 +222,25 @@ TEST_F(RuntimeGemm, BatchedSharedB) { checkBatched<float>(true); }
 // k == 0: an empty reduction leaves C = beta * C; A and B are not read.
 TEST_F(RuntimeGemm, EmptyReductionScalesByBeta) {
   std::vector<double> c = {1, 2, 3, kSentinel, 4, 5, 6, kSentinel};
-  zrt_gemm_f64(2, 3, 0, nullptr, 0, nullptr, 0, 1.0, c.data(), 4);
+  zrt_gemm_f64(0, 0, 2, 3, 0, nullptr, 0, nullptr, 0, 1.0, c.data(), 4);
   EXPECT_EQ(c, (std::vector<double>{1, 2, 3, kSentinel, 4, 5, 6, kSentinel}));
-  zrt_gemm_f64(2, 3, 0, nullptr, 0, nullptr, 0, 2.0, c.data(), 4);
+  zrt_gemm_f64(0, 0, 2, 3, 0, nullptr, 0, nullptr, 0, 2.0, c.data(), 4);
   EXPECT_EQ(c, (std::vector<double>{2, 4, 6, kSentinel, 8, 10, 12, kSentinel}));
   c[1] = std::nan("");
-  zrt_gemm_f64(2, 3, 0, nullptr, 0, nullptr, 0, 0.0, c.data(), 4);
+  zrt_gemm_f64(0, 0, 2, 3, 0, nullptr, 0, nullptr, 0, 0.0, c.data(), 4);
   EXPECT_EQ(c, (std::vector<double>{0, 0, 0, kSentinel, 0, 0, 0, kSentinel}));
 
   std::vector<float> cb = {1, 2, kSentinel, 3, 4, kSentinel};
-  zrt_gemm_batched_f32(2, 1, 2, 0, nullptr, 0, 0, nullptr, 0, 0, 0.5f,
+  zrt_gemm_batched_f32(0, 0, 2, 1, 2, 0, nullptr, 0, 0, nullptr, 0, 0, 0.5f,
                        cb.data(), 3, 2);
   EXPECT_EQ(cb, (std::vector<float>{0.5, 1, kSentinel, 1.5, 2, kSentinel}));
 }
 
 // Empty outputs are no-ops, whatever the pointers.
 TEST_F(RuntimeGemm, EmptyOutputIsNoOp) {
-  zrt_gemm_f32(0, 5, 5, nullptr, 5, nullptr, 5, 0.0f, nullptr, 5);
-  zrt_gemm_f32(5, 0, 5, nullptr, 5, nullptr, 0, 0.0f, nullptr, 0);
-  zrt_gemm_batched_f64(0, 3, 3, 3, nullptr, 0, 3, nullptr, 0, 3, 0.0, nullptr,
+  zrt_gemm_f32(0, 0, 0, 5, 5, nullptr, 5, nullptr, 5, 0.0f, nullptr, 5);
+  zrt_gemm_f32(0, 0, 5, 0, 5, nullptr, 5, nullptr, 0, 0.0f, nullptr, 0);
+  zrt_gemm_batched_f64(0, 0, 0, 3, 3, 3, nullptr, 0, 3, nullptr, 0, 3, 0.0, nullptr,
                        0, 3);
   zrt_gemm_stats s = gemmStats();
   EXPECT_EQ(s.calls, 3u);
@@ -177,7 +252,7 @@ TEST_F(RuntimeGemm, EmptyOutputIsNoOp) {
 TEST_F(RuntimeGemm, SingleRowAnyLeadingDimension) {
   Matrix<float> a(1, 4, 4, 1), b(4, 3, 3, 2), c(1, 3, 3, 3);
   std::vector<float> expected = reference(a, b, 1.0, c);
-  zrt_gemm_batched_f32(1, 1, 3, 4, a.data.data(), -7, 1, b.data.data(), -1, 3,
+  zrt_gemm_batched_f32(0, 0, 1, 1, 3, 4, a.data.data(), -7, 1, b.data.data(), -1, 3,
                        1.0f, c.data.data(), 0, 0);
   EXPECT_EQ(c.data, expected);
 }
@@ -192,49 +267,49 @@ TEST_F(RuntimeGemm, InvalidArgumentsAreFatal) {
     EXPECT_EQ(fatalMessageOf(call), message);
     EXPECT_EQ(c, c0);
   };
-  expectFatal([&] { zrt_gemm_f32(-1, 2, 2, A, 2, B, 2, 0, C, 2); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, -1, 2, 2, A, 2, B, 2, 0, C, 2); },
               "zrt_gemm_f32: m = -1 is negative");
-  expectFatal([&] { zrt_gemm_f32(2, -2, 2, A, 2, B, 2, 0, C, 2); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, -2, 2, A, 2, B, 2, 0, C, 2); },
               "zrt_gemm_f32: n = -2 is negative");
-  expectFatal([&] { zrt_gemm_f32(2, 2, -3, A, 2, B, 2, 0, C, 2); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 2, -3, A, 2, B, 2, 0, C, 2); },
               "zrt_gemm_f32: k = -3 is negative");
-  expectFatal([&] { zrt_gemm_f32(2, 3, 5, A, 4, B, 3, 0, C, 3); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 3, 5, A, 4, B, 3, 0, C, 3); },
               "zrt_gemm_f32: lda = 4 is less than max(1, k) = 5: the rows of "
               "A would overlap");
-  expectFatal([&] { zrt_gemm_f32(2, 3, 5, A, 5, B, 2, 0, C, 3); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 3, 5, A, 5, B, 2, 0, C, 3); },
               "zrt_gemm_f32: ldb = 2 is less than max(1, n) = 3: the rows of "
               "B would overlap");
-  expectFatal([&] { zrt_gemm_f32(2, 3, 5, A, 5, B, 3, 0, C, 1); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 3, 5, A, 5, B, 3, 0, C, 1); },
               "zrt_gemm_f32: ldc = 1 is less than max(1, n) = 3: the rows of "
               "C would overlap");
-  expectFatal([&] { zrt_gemm_f32(2, 3, 0, A, 5, B, 3, 0, C, 2); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 3, 0, A, 5, B, 3, 0, C, 2); },
               "zrt_gemm_f32: ldc = 2 is less than max(1, n) = 3: the rows of "
               "C would overlap");
-  expectFatal([&] { zrt_gemm_f32(2, 2, 2, nullptr, 2, B, 2, 0, C, 2); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 2, 2, nullptr, 2, B, 2, 0, C, 2); },
               "zrt_gemm_f32: a is NULL");
-  expectFatal([&] { zrt_gemm_f32(2, 2, 2, A, 2, B, 2, 0, nullptr, 2); },
+  expectFatal([&] { zrt_gemm_f32(0, 0, 2, 2, 2, A, 2, B, 2, 0, nullptr, 2); },
               "zrt_gemm_f32: c is NULL");
   expectFatal(
-      [&] { zrt_gemm_f32(int64_t(INT_MAX) + 1, 1, 1, A, 1, B, 1, 0, C, 1); },
+      [&] { zrt_gemm_f32(0, 0, int64_t(INT_MAX) + 1, 1, 1, A, 1, B, 1, 0, C, 1); },
       "zrt_gemm_f32: m = 2147483648 exceeds the range of OpenBLAS's 32-bit "
       "integer interface");
   expectFatal(
-      [&] { zrt_gemm_batched_f32(-1, 2, 2, 2, A, 4, 2, B, 4, 2, 0, C, 4, 2); },
+      [&] { zrt_gemm_batched_f32(0, 0, -1, 2, 2, 2, A, 4, 2, B, 4, 2, 0, C, 4, 2); },
       "zrt_gemm_batched_f32: batch = -1 is negative");
   expectFatal(
-      [&] { zrt_gemm_batched_f32(2, 2, 2, 2, A, -4, 2, B, 4, 2, 0, C, 4, 2); },
+      [&] { zrt_gemm_batched_f32(0, 0, 2, 2, 2, 2, A, -4, 2, B, 4, 2, 0, C, 4, 2); },
       "zrt_gemm_batched_f32: stride_a = -4 is negative");
   expectFatal(
-      [&] { zrt_gemm_batched_f32(3, 2, 3, 2, A, 4, 2, B, 6, 3, 0, C, 5, 3); },
+      [&] { zrt_gemm_batched_f32(0, 0, 3, 2, 3, 2, A, 4, 2, B, 6, 3, 0, C, 5, 3); },
       "zrt_gemm_batched_f32: stride_c = 5 is less than (m - 1) * ldc + n = "
       "6: the C matrices of the batch would overlap");
   double da[2] = {2, 3}, db[1] = {4}, dc[2] = {0, 0};
   EXPECT_EQ(
-      fatalMessageOf([&] { zrt_gemm_f64(1, 1, 1, da, 1, db, 1, 0, dc, -1); }),
+      fatalMessageOf([&] { zrt_gemm_f64(0, 0, 1, 1, 1, da, 1, db, 1, 0, dc, -1); }),
       "<no fatal error>"); // a single row may have any ldc
   EXPECT_EQ(dc[0], 8.0);
   EXPECT_EQ(
-      fatalMessageOf([&] { zrt_gemm_f64(2, 1, 1, da, 1, db, 1, 0, dc, 0); }),
+      fatalMessageOf([&] { zrt_gemm_f64(0, 0, 2, 1, 1, da, 1, db, 1, 0, dc, 0); }),
       "zrt_gemm_f64: ldc = 0 is less than max(1, n) = 1: the rows of C "
       "would overlap");
   EXPECT_EQ(gemmStats().calls, 1u); // only the valid single-row call
@@ -244,12 +319,12 @@ TEST_F(RuntimeGemm, InvalidArgumentsAreFatal) {
 TEST_F(RuntimeGemm, Counters) {
   std::vector<float> f(4096, 1);
   std::vector<double> d(4096, 1);
-  zrt_gemm_f32(8, 16, 4, f.data(), 4, f.data(), 16, 0, f.data() + 2048, 16);
-  zrt_gemm_f32(8, 16, 4, f.data(), 4, f.data(), 16, 1, f.data() + 2048, 16);
-  zrt_gemm_f64(3, 5, 7, d.data(), 7, d.data(), 5, 0, d.data() + 2048, 5);
-  zrt_gemm_batched_f32(6, 8, 16, 4, f.data(), 32, 4, f.data(), 64, 16, 0,
+  zrt_gemm_f32(0, 0, 8, 16, 4, f.data(), 4, f.data(), 16, 0, f.data() + 2048, 16);
+  zrt_gemm_f32(0, 0, 8, 16, 4, f.data(), 4, f.data(), 16, 1, f.data() + 2048, 16);
+  zrt_gemm_f64(0, 0, 3, 5, 7, d.data(), 7, d.data(), 5, 0, d.data() + 2048, 5);
+  zrt_gemm_batched_f32(0, 0, 6, 8, 16, 4, f.data(), 32, 4, f.data(), 64, 16, 0,
                        f.data() + 2048, 128, 16);
-  zrt_gemm_batched_f32(1, 8, 16, 4, f.data(), 0, 4, f.data(), 0, 16, 0,
+  zrt_gemm_batched_f32(0, 0, 1, 8, 16, 4, f.data(), 0, 4, f.data(), 0, 16, 0,
                        f.data() + 2048, 0, 16); // same entry as unbatched
   zrt_gemm_stats s = gemmStats();
   EXPECT_EQ(s.calls, 5u);

@@ -521,7 +521,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "fatal") {
     if (last)
-      zrt_gemm_f32(-1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
+      zrt_gemm_f32(0, 0, -1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
     float x = 1.0f;
     zrt_all_reduce_sum_f32(&x, &x, 1);
     std::fprintf(stderr, "rank %d: the all-reduce returned\n", rank);

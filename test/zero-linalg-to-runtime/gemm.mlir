@@ -1,6 +1,8 @@
 // RUN: zero-opt %s --zero-linalg-to-runtime -split-input-file | FileCheck %s
+// RUN: zero-opt %s --zero-linalg-to-runtime -split-input-file --canonicalize --cse | FileCheck %s --check-prefix=FOLDED
 
-// A row-major f32 matmul becomes one zrt_gemm_f32 call: m, n, k, then
+// A row-major f32 matmul becomes one zrt_gemm_f32 call: no transposition
+// (0, 0), m, n, k, then
 // pointer and leading dimension of A and B, beta = 1 (linalg.matmul
 // accumulates), pointer and leading dimension of C.
 // CHECK-LABEL: func.func @matmul_f32
@@ -9,9 +11,9 @@
 // CHECK-DAG:     memref.extract_aligned_pointer_as_index %[[B]]
 // CHECK-DAG:     memref.extract_aligned_pointer_as_index %[[C]]
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK:         call @zrt_gemm_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}) : (i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
+// CHECK:         call @zrt_gemm_f32(%c0_i32, %c0_i32, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
 // CHECK-NOT:     linalg.matmul
-// CHECK:         func.func private @zrt_gemm_f32(i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
+// CHECK:         func.func private @zrt_gemm_f32(i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64)
 func.func @matmul_f32(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>) {
   linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
   return
@@ -38,7 +40,7 @@ func.func @strided_view_f64(%a: memref<3x4xf64>, %whole: memref<4x8xf64>, %c: me
 
 // batch_matmul passes the batch count and each operand's batch stride.
 // CHECK-LABEL: func.func @batch_matmul
-// CHECK:         call @zrt_gemm_batched_f32({{.*}}) : (i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64) -> ()
+// CHECK:         call @zrt_gemm_batched_f32({{.*}}) : (i32, i32, i64, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64) -> ()
 // CHECK-NOT:     linalg.batch_matmul
 func.func @batch_matmul(%a: memref<4x8x2xf32>, %b: memref<4x2x8xf32>, %c: memref<4x8x8xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<4x8x2xf32>, memref<4x2x8xf32>) outs(%c : memref<4x8x8xf32>)
@@ -47,17 +49,55 @@ func.func @batch_matmul(%a: memref<4x8x2xf32>, %b: memref<4x2x8xf32>, %c: memref
 
 // -----
 
-// Left for the loop lowering: transposed indexing maps, non-contiguous rows,
-// tensors, and element types the runtime has no GEMM for.
-// CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-4: linalg.matmul
-// CHECK-NOT:     call @zrt_gemm
-func.func @left_alone(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
-                      %s: memref<4x4xf32, strided<[1, 4]>>, %t: tensor<4x4xf32>,
-                      %ai: memref<4x4xi32>, %ci: memref<4x4xi32>) -> tensor<4x4xf32> {
+// Transposed operands (what zero-fold-transposes writes) become transpose
+// flags; m, n come from C and k from A as stored (k x m when transposed):
+// after canonicalization the sizes are the constants 8, 16, 4 and the
+// leading dimensions those of the stored matrices.
+// FOLDED-LABEL: func.func @transposed
+// FOLDED:         call @zrt_gemm_f32(%c1_i32, %c0_i32, %c8_i64, %c16_i64, %c4_i64, %{{.*}}, %c8_i64, %{{.*}}, %c16_i64,
+// FOLDED:         call @zrt_gemm_f32(%c0_i32, %c1_i32, %c8_i64, %c16_i64, %c4_i64, %{{.*}}, %c4_i64, %{{.*}}, %c4_i64,
+// CHECK-LABEL: func.func @transposed
+// CHECK:         call @zrt_gemm_f32(%c1_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}},
+// CHECK:         call @zrt_gemm_f32(%c0_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}},
+// CHECK:         call @zrt_gemm_batched_f32(%c1_i32{{[_0-9]*}}, %c1_i32{{[_0-9]*}},
+// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     linalg.batch_matmul
+func.func @transposed(%at: memref<4x8xf32>, %b: memref<4x16xf32>, %a: memref<8x4xf32>,
+                      %bt: memref<16x4xf32>, %c: memref<8x16xf32>,
+                      %bat: memref<2x4x8xf32>, %bbt: memref<2x16x4xf32>, %bc: memref<2x8x16xf32>) {
   linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
                                  affine_map<(m, n, k) -> (k, n)>,
                                  affine_map<(m, n, k) -> (m, n)>]
+      ins(%at, %b : memref<4x8xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %bt : memref<8x4xf32>, memref<16x4xf32>) outs(%c : memref<8x16xf32>)
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>,
+                                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%bat, %bbt : memref<2x4x8xf32>, memref<2x16x4xf32>) outs(%bc : memref<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// Left for the loop lowering: indexing maps that are no GEMM (a broadcast
+// operand, a transposed result), non-contiguous rows, tensors, and element
+// types the runtime has no GEMM for.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-5: linalg.matmul
+// CHECK-NOT:     call @zrt_gemm
+func.func @left_alone(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
+                      %s: memref<4x4xf32, strided<[1, 4]>>, %t: tensor<4x4xf32>,
+                      %ai: memref<4x4xi32>, %ci: memref<4x4xi32>, %v: memref<4xf32>) -> tensor<4x4xf32> {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k)>,
+                                 affine_map<(m, n, k) -> (k, n)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+      ins(%v, %b : memref<4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (k, n)>,
+                                 affine_map<(m, n, k) -> (n, m)>]
       ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
   linalg.matmul ins(%s, %b : memref<4x4xf32, strided<[1, 4]>>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
   %r = linalg.matmul ins(%t, %t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>

@@ -11,8 +11,10 @@
 // CHECK-SAME:    %[[GW:.*]]: memref<3x2xf32> {zero.grad = "w"})
 // CHECK-NOT:     ->
 // The gradient's allocation was hoisted to the caller: the matmul writes the
-// out-parameter directly.
-// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<3x4xf32>, memref<4x2xf32>) outs(%[[GW]] : memref<3x2xf32>)
+// out-parameter directly, and reads x through a transposed map
+// (zero-fold-transposes) instead of a transposed copy.
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[X]], %{{.*}} : memref<4x3xf32>, memref<4x2xf32>) outs(%[[GW]] : memref<3x2xf32>)
 // Every temporary is freed.
 // CHECK:         memref.dealloc
 // CHECK:         return

@@ -21,6 +21,12 @@ struct LowerCPUOptions : public PassPipelineOptions<LowerCPUOptions> {
       llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
                      "(OpenBLAS); off: plain loops like everything else"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Compute f32 tanh, exp, log, erf ... with upstream's "
+                     "vectorizable polynomial approximations "
+                     "(zero-approximate-math); off: libm calls"),
+      llvm::cl::init(true)};
 };
 
 /// Where the step runs.
@@ -46,6 +52,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       *this, "gemm-to-runtime",
       llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
                      "(OpenBLAS); off: plain loops like everything else"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Compute f32 tanh, exp, log, erf ... with upstream's "
+                     "vectorizable polynomial approximations "
+                     "(zero-approximate-math); off: libm calls"),
       llvm::cl::init(true)};
 };
 

@@ -133,13 +133,16 @@ def ZeroLinalgToRuntimePass
   let summary = "Lower buffer matmuls to runtime GEMM calls";
   let description = [{
     Rewrites `linalg.matmul` and `linalg.batch_matmul` on memrefs of f32 or
-    f64 with the default (row-major, untransposed) indexing maps into calls
-    of the runtime's GEMM entry points (`zrt_gemm_f32`, `zrt_gemm_f64`,
-    `zrt_gemm_batched_f32`, `zrt_gemm_batched_f64`; see
-    runtime/include/zero/runtime.h), passing aligned pointers plus offsets
-    and leading dimensions. Operands whose rows are not contiguous (innermost
-    stride other than 1) or ops with other indexing maps are left alone; the
-    loop lowering handles them. Upstream has no linalg-to-BLAS lowering.
+    f64 into calls of the runtime's GEMM entry points (`zrt_gemm_f32`,
+    `zrt_gemm_f64`, `zrt_gemm_batched_f32`, `zrt_gemm_batched_f64`; see
+    runtime/include/zero/runtime.h), passing transpose flags, aligned
+    pointers plus offsets and leading dimensions. The indexing maps may be
+    the default (row-major) ones or read A (`(m, n, k) -> (k, m)`) or B
+    (`(m, n, k) -> (n, k)`) transposed, as zero-fold-transposes writes them;
+    the flags then say so and the operand is read in place. Operands whose
+    rows are not contiguous (innermost stride other than 1) or ops with
+    other indexing maps are left alone; the loop lowering handles them.
+    Upstream has no linalg-to-BLAS lowering.
 
     Before:
     ```mlir
@@ -149,10 +152,10 @@ def ZeroLinalgToRuntimePass
     After (schematically):
     ```mlir
     %pa = ... aligned pointer of %a plus its offset ...
-    func.call @zrt_gemm_f32(%c8, %c16, %c4, %pa, %c4, %pb, %c16, %one,
-                            %pc, %c16)
-        : (i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr,
-           i64) -> ()
+    func.call @zrt_gemm_f32(%no, %no, %c8, %c16, %c4, %pa, %c4, %pb, %c16,
+                            %one, %pc, %c16)
+        : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32,
+           !llvm.ptr, i64) -> ()
     ```
   }];
   let dependentDialects = [
@@ -484,6 +487,87 @@ def ZeroLowerStridedCopyPass
   let statistics = [
     Statistic<"numLowered", "num-lowered",
               "memref.copy ops rewritten to linalg.generic">
+  ];
+}
+
+def ZeroFoldTransposesPass
+    : Pass<"zero-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Fold linalg.transpose producers of matmuls into their "
+                "indexing maps, so that GEMM reads the operand in place";
+  let description = [{
+    A backward pass multiplies by transposed activations and weights
+    (`dW = x^T dy`, `dx = dy W^T`), and a tied LM head by the transposed
+    embedding. Written as `linalg.transpose` into a fresh tensor followed
+    by `linalg.matmul`, each one copies the whole operand every step. This
+    pass rewrites a `linalg.matmul` (or `linalg.batch_matmul`) operand that
+    a `linalg.transpose` of its last two dimensions produces into a read of
+    the transpose's input through the transposed indexing map; a transpose
+    left without users disappears. zero-linalg-to-runtime turns the
+    transposed maps into the GEMM's transpose flags; the loop lowering reads
+    through them as well. Upstream's elementwise fusion would also fold the
+    transposes, but into `linalg.generic` contractions that are no longer
+    matmuls; upstream's transpose-matmul patterns go the other way.
+
+    Before:
+    ```mlir
+    %wt = linalg.transpose ins(%w : tensor<16x8xf32>)
+                           outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %wt : tensor<4x8xf32>, tensor<8x16xf32>)
+                       outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+    After:
+    ```mlir
+    %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                        affine_map<(m, n, k) -> (n, k)>,
+                                        affine_map<(m, n, k) -> (m, n)>]
+                       ins(%x, %w : tensor<4x8xf32>, tensor<16x8xf32>)
+                       outs(%acc : tensor<4x16xf32>) -> tensor<4x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numFolded", "num-folded",
+              "matmul operands now read through a transposed map">
+  ];
+}
+
+def ZeroApproximateMathPass
+    : Pass<"zero-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replace f32 transcendental functions by upstream's "
+                "vectorizable polynomial approximations";
+  let description = [{
+    Applies upstream MLIR's polynomial approximations
+    (`populateMathPolynomialApproximationPatterns`, the patterns behind
+    upstream's test-only `test-math-polynomial-approximation`) to the f32
+    math ops named by `functions`. The rewritten ops are plain arith code
+    (FMAs, selects, bit casts), so the loops around them vectorize, where a
+    call of libm's `tanhf` or `expm1f` keeps every loop scalar. f64 ops are
+    never touched: the f64 steps that check gradients by finite differences
+    keep libm's results. Error bounds, measured against libm, are in
+    docs/decisions.md and test/unit/ApproximateMathTest.cpp.
+
+    Before:
+    ```mlir
+    %t = math.tanh %x : f32
+    ```
+    After (schematically):
+    ```mlir
+    %c = arith.constant -7.99881172 : f32  // clamp, then a rational
+    %x2 = arith.mulf %xc, %xc : f32        // polynomial p(x)/q(x)
+    %p = math.fma %x2, %a13, %a11 : f32
+    ...
+    %t = arith.divf %p, %q : f32
+    ```
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "math ops (by mnemonic) to approximate; the default is every "
+               "one a training step uses: tanh, exp, expm1, log, log1p, erf">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -205,21 +205,27 @@ ZRT_API void zrt_set_generated_category(zrt_category category);
  * GEMM
  *===----------------------------------------------------------------------===*/
 
-/* C[m,n] = A[m,k] * B[k,n] + beta * C[m,n], row-major, the semantics of
- * linalg.matmul with beta = 1 (it accumulates into its init). lda, ldb and
- * ldc are the row strides in elements and must be at least k, n and n (and
- * at least 1); rows must be contiguous. As in BLAS, beta == 0 overwrites C
+/* C[m,n] = op(A) * op(B) + beta * C[m,n], row-major, the semantics of
+ * linalg.matmul with beta = 1 (it accumulates into its init). op(A) is the
+ * m x k matrix A, or with trans_a != 0 the transpose of the k x m matrix A
+ * (likewise op(B) is k x n, or the transpose of an n x k B): a transposed
+ * operand is read in place, never copied. lda, ldb and ldc are the row
+ * strides in elements and must be at least the row length of the matrix as
+ * stored (A: k, or m when transposed; B: n, or k; C: n) and at least 1;
+ * rows must be contiguous. As in BLAS, beta == 0 overwrites C
  * without reading it (NaN in C does not propagate). m == 0 or n == 0 is a
  * no-op; k == 0 only scales C by beta (A and B are not read). A matrix with
  * a single row may have any leading dimension. Invalid arguments (negative
  * sizes, a leading dimension shorter than a row, NULL matrices, sizes beyond
  * the backend's integer range) go to the fatal handler. */
-ZRT_API void zrt_gemm_f32(int64_t m, int64_t n, int64_t k, const float *a,
-                          int64_t lda, const float *b, int64_t ldb, float beta,
-                          float *c, int64_t ldc);
-ZRT_API void zrt_gemm_f64(int64_t m, int64_t n, int64_t k, const double *a,
-                          int64_t lda, const double *b, int64_t ldb,
-                          double beta, double *c, int64_t ldc);
+ZRT_API void zrt_gemm_f32(int32_t trans_a, int32_t trans_b, int64_t m,
+                          int64_t n, int64_t k, const float *a, int64_t lda,
+                          const float *b, int64_t ldb, float beta, float *c,
+                          int64_t ldc);
+ZRT_API void zrt_gemm_f64(int32_t trans_a, int32_t trans_b, int64_t m,
+                          int64_t n, int64_t k, const double *a, int64_t lda,
+                          const double *b, int64_t ldb, double beta, double *c,
+                          int64_t ldc);
 
 /* linalg.batch_matmul: for i < batch, C_i = A_i * B_i + beta * C_i with
  * A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
@@ -227,12 +233,14 @@ ZRT_API void zrt_gemm_f64(int64_t m, int64_t n, int64_t k, const double *a,
  * >= 0; a stride of 0 for A or B reuses one matrix for the whole batch; the
  * C matrices must not overlap. With batch <= 1 the strides are ignored.
  * batch == 0 is a no-op. */
-ZRT_API void zrt_gemm_batched_f32(int64_t batch, int64_t m, int64_t n,
+ZRT_API void zrt_gemm_batched_f32(int32_t trans_a, int32_t trans_b,
+                                  int64_t batch, int64_t m, int64_t n,
                                   int64_t k, const float *a, int64_t stride_a,
                                   int64_t lda, const float *b, int64_t stride_b,
                                   int64_t ldb, float beta, float *c,
                                   int64_t stride_c, int64_t ldc);
-ZRT_API void zrt_gemm_batched_f64(int64_t batch, int64_t m, int64_t n,
+ZRT_API void zrt_gemm_batched_f64(int32_t trans_a, int32_t trans_b,
+                                  int64_t batch, int64_t m, int64_t n,
                                   int64_t k, const double *a, int64_t stride_a,
                                   int64_t lda, const double *b,
                                   int64_t stride_b, int64_t ldb, double beta,
