@@ -62,6 +62,8 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createZeroLinalgToRuntimePass());
   pm.addPass(createZeroLowerStridedCopyPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Many small functions: compile time linear in the number of loops.
+  pm.addPass(createZeroOutlineLoopNestsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

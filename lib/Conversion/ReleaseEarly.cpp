@@ -47,6 +47,23 @@ struct ZeroReleaseEarlyPass
     if (deallocs.empty())
       return;
     BufferViewFlowAnalysis flow(fn);
+    // Positions of ops in their blocks, numbered once: comparing positions
+    // with isBeforeInBlock after each move would renumber the whole block
+    // every time, quadratic in the length of a step function. Moves change
+    // no position that a later decision reads (deallocs only move up past
+    // ops that are not deallocs' uses), so they are applied at the end.
+    llvm::DenseMap<Operation *, unsigned> position;
+    llvm::SmallPtrSet<Block *, 8> numbered;
+    auto before = [&](Operation *a, Operation *b) {
+      Block *block = a->getBlock();
+      if (numbered.insert(block).second) {
+        unsigned i = 0;
+        for (Operation &op : *block)
+          position[&op] = i++;
+      }
+      return position.lookup(a) < position.lookup(b);
+    };
+    SmallVector<std::pair<memref::DeallocOp, Operation *>> moves;
     for (memref::DeallocOp dealloc : deallocs) {
       Block *block = dealloc->getBlock();
       // Everything that may refer to the freed memory: the values it derives
@@ -70,11 +87,11 @@ struct ZeroReleaseEarlyPass
           return;
         }
         if (inBlock == dealloc.getOperation() ||
-            dealloc->isBeforeInBlock(inBlock)) {
+            before(dealloc.getOperation(), inBlock)) {
           movable = false;
           return;
         }
-        if (!last || last->isBeforeInBlock(inBlock))
+        if (!last || before(last, inBlock))
           last = inBlock;
       };
       SmallVector<Value> worklist(aliases.begin(), aliases.end());
@@ -92,6 +109,9 @@ struct ZeroReleaseEarlyPass
       }
       if (!movable || !last || last->getNextNode() == dealloc.getOperation())
         continue;
+      moves.push_back({dealloc, last});
+    }
+    for (auto [dealloc, last] : moves) {
       LLVM_DEBUG(llvm::dbgs() << "moving " << dealloc << " after " << *last
                               << "\n");
       dealloc->moveAfter(last);

@@ -247,11 +247,21 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
   if (!memref && !type.isIntOrIndexOrFloat())
     return argError(fn, i) << "is " << type
                            << "; the step ABI passes buffers and scalars only";
-  if (!memref && !fn.getArgAttr(i, ZeroDialect::HyperAttrHelper::getNameStr()))
+  // A scalar is a hyper-parameter and nothing else (an argument that also
+  // carries a buffer role would be described as a buffer below).
+  if (!memref &&
+      (!fn.getArgAttr(i, ZeroDialect::HyperAttrHelper::getNameStr()) ||
+       llvm::any_of(ArrayRef<StringRef>{
+                        ZeroDialect::LossAttrHelper::getNameStr(),
+                        ZeroDialect::ParamAttrHelper::getNameStr(),
+                        ZeroDialect::GradAttrHelper::getNameStr(),
+                        ZeroDialect::StateAttrHelper::getNameStr(),
+                        ZeroDialect::BatchAttrHelper::getNameStr()},
+                    [&](StringRef attr) { return fn.getArgAttr(i, attr); })))
     return argError(fn, i) << "is the scalar " << type
-                           << "; only hyper-parameters are passed as scalars "
-                              "(run zero-verify first: it says which role is "
-                              "wrong)";
+                           << "; only hyper-parameters are passed as scalars, "
+                              "and with no other role (run zero-verify first: "
+                              "it says which role is wrong)";
   Type elt = memref ? memref.getElementType() : type;
   std::optional<std::string> dtype = abiTypeName(elt);
   if (!dtype)

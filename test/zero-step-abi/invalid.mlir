@@ -87,3 +87,20 @@ module {
     return
   }
 }
+
+// -----
+
+// A scalar hyper-parameter that also claims a buffer role (zero.state here;
+// found by the mutation tester: it used to crash).
+module {
+  func.func @fb(%w: memref<4xf32> {zero.param = "w"}, %loss: memref<f32> {zero.loss})
+      attributes {zero.role = "forward_backward"} {
+    return
+  }
+  // expected-error@+1 {{argument #2: is the scalar 'f32'; only hyper-parameters are passed as scalars, and with no other role}}
+  func.func @opt(%w: memref<4xf32> {zero.param = "w"}, %g: memref<4xf32> {zero.grad = "w"},
+                 %lr: f32 {zero.hyper = "lr", zero.state = {param = "w", kind = "momentum"}})
+      attributes {zero.role = "optimizer"} {
+    return
+  }
+}

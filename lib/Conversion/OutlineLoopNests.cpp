@@ -1,0 +1,219 @@
+//===- OutlineLoopNests.cpp - One function per top-level loop nest --------===//
+//
+// zero-outline-loop-nests: moves each loop nest that is a direct child of a
+// function body into a private noinline function of its own, so that LLVM
+// and scf-to-cf work on many small functions instead of one with tens of
+// thousands of loops (their cost per loop grows with the function). Ours
+// because upstream's outlineSingleBlockRegion passes constants and views as
+// arguments, which hides loop bounds and strides from LLVM's vectorizer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "zero-outline-loop-nests"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROOUTLINELOOPNESTSPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+
+namespace {
+
+/// Adds LLVM function attributes (`passthrough`) to `fn`.
+void addPassthrough(func::FuncOp fn, ArrayRef<StringRef> names) {
+  Builder b(fn.getContext());
+  SmallVector<Attribute> all;
+  if (auto old = fn->getAttrOfType<ArrayAttr>("passthrough"))
+    all.append(old.begin(), old.end());
+  for (StringRef name : names)
+    if (!llvm::is_contained(all, b.getStringAttr(name)))
+      all.push_back(b.getStringAttr(name));
+  fn->setAttr("passthrough", b.getArrayAttr(all));
+}
+
+/// Whether `op` may be cloned into the outlined function instead of passing
+/// its result: no side effects, no regions (constants, views, index math).
+bool isClonable(Operation *op) {
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+struct ZeroOutlineLoopNestsPass
+    : public zero::impl::ZeroOutlineLoopNestsPassBase<
+          ZeroOutlineLoopNestsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp fn : functions) {
+      if (fn.isExternal())
+        continue;
+      SmallVector<Operation *> nests;
+      for (Operation &op : fn.getBody().front())
+        if (isa<scf::ForOp, scf::ParallelOp>(op))
+          nests.push_back(&op);
+      unsigned index = 0;
+      Operation *last = fn;
+      for (Operation *nest : nests)
+        outline(nest, fn, symbols, index, last);
+      // What is left is glue: allocations, calls and pointer arithmetic in
+      // one basic block. LLVM's instruction scheduler costs more than
+      // linear time in the length of a block, and the glue gains nothing
+      // from it, so it is compiled without optimization.
+      if (!nests.empty() && unoptimizedGlue)
+        addPassthrough(fn, {"noinline", "optnone"});
+    }
+  }
+
+private:
+  /// Outlines `nest` of `parent` into `@<parent>_loop<index>`, placed after
+  /// `last` (which it becomes), or calls an equal function made before.
+  void outline(Operation *nest, func::FuncOp parent, SymbolTable &symbols,
+               unsigned &index, Operation *&last);
+
+  /// Outlined functions by their printed type and body: a nest equal to one
+  /// outlined before (the same op of every layer of a deep model) calls
+  /// that function instead of a copy, so LLVM compiles each distinct nest
+  /// once whatever the depth.
+  llvm::StringMap<func::FuncOp> byBody;
+};
+
+/// The text that identifies `fn` up to its name: its type and its body in
+/// generic form, without locations.
+std::string bodyKey(func::FuncOp fn) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << fn.getFunctionType() << "\n";
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope();
+  fn.getBody().front().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // Nested ops print with their parent.
+    if (op->getParentOp() == fn.getOperation()) {
+      op->print(os, flags);
+      os << "\n";
+    }
+  });
+  return key;
+}
+
+void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
+                                       SymbolTable &symbols, unsigned &index,
+                                       Operation *&last) {
+  // What the nest reads from outside: its operands and the values its
+  // regions use. Clonable producers are followed up to their own operands;
+  // what is left becomes an argument.
+  llvm::SetVector<Value> captured;
+  for (Value v : nest->getOperands())
+    captured.insert(v);
+  getUsedValuesDefinedAbove(nest->getRegions(), captured);
+  llvm::SetVector<Operation *> cloned;
+  llvm::SetVector<Value> arguments;
+  SmallVector<Value> worklist(captured.begin(), captured.end());
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (def && isClonable(def)) {
+      if (cloned.insert(def))
+        worklist.append(def->operand_begin(), def->operand_end());
+      continue;
+    }
+    arguments.insert(v);
+  }
+  // Arguments in a fixed order: the parent's arguments by number, then
+  // values by their definition in the parent (equal nests then get equal
+  // functions, and reading the IR is easier).
+  SmallVector<Value> args(arguments.begin(), arguments.end());
+  llvm::stable_sort(args, [](Value a, Value b) {
+    auto argA = dyn_cast<BlockArgument>(a), argB = dyn_cast<BlockArgument>(b);
+    if (argA || argB) {
+      if (!argA || !argB)
+        return bool(argA);
+      return argA.getArgNumber() < argB.getArgNumber();
+    }
+    Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
+    if (opA != opB)
+      return opA->isBeforeInBlock(opB);
+    return cast<OpResult>(a).getResultNumber() <
+           cast<OpResult>(b).getResultNumber();
+  });
+  arguments = llvm::SetVector<Value>(args.begin(), args.end());
+  // Clone in the parent's order, so that every op follows its operands.
+  SmallVector<Operation *> ordered(cloned.begin(), cloned.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+
+  MLIRContext *ctx = &getContext();
+  SmallVector<Type> argTypes;
+  for (Value v : arguments)
+    argTypes.push_back(v.getType());
+  auto type = FunctionType::get(ctx, argTypes, nest->getResultTypes());
+  OpBuilder b(parent);
+  b.setInsertionPointAfter(last);
+  std::string name;
+  do {
+    name = (parent.getSymName() + "_loop" + llvm::Twine(index++)).str();
+  } while (symbols.lookup(name));
+  auto fn = func::FuncOp::create(b, nest->getLoc(), name, type);
+  fn.setPrivate();
+  // LLVM's inliner would otherwise inline every single-call private
+  // function back and rebuild the one large function.
+  addPassthrough(fn, {"noinline"});
+  // Internal to the object: two steps linked into one program must not
+  // clash on these names.
+  fn->setAttr("llvm.linkage",
+              LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  symbols.insert(fn);
+
+  Block *body = fn.addEntryBlock();
+  IRMapping map;
+  for (auto [v, arg] : llvm::zip(arguments, body->getArguments()))
+    map.map(v, arg);
+  b.setInsertionPointToStart(body);
+  for (Operation *op : ordered)
+    b.clone(*op, map);
+  Operation *copy = b.clone(*nest, map);
+  func::ReturnOp::create(b, nest->getLoc(), copy->getResults());
+
+  std::string key = bodyKey(fn);
+  auto [it, inserted] = byBody.try_emplace(key, fn);
+  if (!inserted) {
+    symbols.erase(fn);
+    fn = it->second;
+    ++numShared;
+  } else {
+    last = fn;
+  }
+
+  b.setInsertionPoint(nest);
+  auto call =
+      func::CallOp::create(b, nest->getLoc(), fn, arguments.getArrayRef());
+  nest->replaceAllUsesWith(call.getResults());
+  nest->erase();
+  // Views and constants only the nest used are dead now.
+  for (Operation *op : llvm::reverse(ordered))
+    if (op->use_empty())
+      op->erase();
+  ++numOutlined;
+  LLVM_DEBUG(llvm::dbgs() << "outlined a loop nest of @" << parent.getSymName()
+                          << " into @" << name << " (" << arguments.size()
+                          << " arguments)\n");
+}
+
+} // namespace
