@@ -770,14 +770,17 @@ int train(const zrt_driver_program &program, Options &opts) {
     for (double t : stepTimes)
       totalTime += t;
     double compile = program.compile_seconds;
+    zrt_gemm_backend blas{"", "", "", ""};
+    zrt_get_gemm_backend(&blas);
     if (!losses.empty())
       std::printf("trained %u steps: loss %.4f -> %.4f; median step %.2f ms, "
-                  "%.0f %s/s; GEMM %.0f%% of step time; compile %.2f s\n",
+                  "%.0f %s/s; GEMM %.0f%% of step time (%s kernels); "
+                  "compile %.2f s\n",
                   opts.steps, losses.front(), losses.back(), stepTime * 1e3,
                   stepTime > 0 ? items / stepTime : 0,
                   kind == BatchKind::Language ? "tokens" : "samples",
                   totalTime > 0 ? 100 * gemm.seconds / totalTime : 0,
-                  compile < 0 ? 0.0 : compile);
+                  blas.kernel, compile < 0 ? 0.0 : compile);
     std::fflush(stdout);
 
     if (!opts.statsJson.empty()) {
@@ -839,6 +842,10 @@ int train(const zrt_driver_program &program, Options &opts) {
       gemmObj.set("seconds", JsonValue::number(gemm.seconds));
       gemmObj.set("share_of_step_time",
                   JsonValue::number(totalTime > 0 ? gemm.seconds / totalTime : 0.0));
+      gemmObj.set("library", JsonValue::string(blas.library));
+      gemmObj.set("kernel", JsonValue::string(blas.kernel));
+      gemmObj.set("detected_kernel", JsonValue::string(blas.detected));
+      gemmObj.set("kernel_chosen_by", JsonValue::string(blas.chosen_by));
       stats.set("gemm", std::move(gemmObj));
       JsonValue shapes = JsonValue::array();
       for (size_t i = 0, e = zrt_gemm_shape_count(); i < e; ++i) {

@@ -68,6 +68,19 @@ struct Block {
   void *handle = nullptr;
 };
 
+/// Which GEMM kernels run, and why (zrt_get_gemm_backend).
+struct GemmKernelInfo {
+  /// The library and its build ("OpenBLAS 0.3.21 ... DYNAMIC_ARCH ...").
+  std::string library;
+  /// The kernels in use ("Cooperlake") and those the library picked for
+  /// this CPU by itself.
+  std::string kernel, detected;
+  /// "blas" (the library's own pick), "cpu-features" (the runtime's pick
+  /// from the CPU's instruction sets), "OPENBLAS_CORETYPE" or
+  /// "ZERO_BLAS_KERNEL" (set in the environment).
+  std::string chosenBy;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -76,7 +89,12 @@ public:
   virtual const char *name() const = 0;
 
   /// Applies zrt_init's settings. numThreads <= 0 keeps the current count.
+  /// The first call also chooses the GEMM kernels; throws Error when the
+  /// environment asks for kernels this CPU cannot run.
   virtual void configure(int numThreads) = 0;
+
+  /// Which GEMM kernels run (valid after configure()).
+  virtual GemmKernelInfo gemmKernel() const = 0;
 
   /// Returns `bytes` bytes (bytes >= 1) aligned to `alignment`, a power of
   /// two >= 64: zero-filled if `zeroed`, with unspecified contents otherwise

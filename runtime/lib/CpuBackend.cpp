@@ -12,11 +12,16 @@
 
 #include <cblas.h>
 
+#include <dlfcn.h>
+#include <strings.h>
+
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
+#include <vector>
 
 namespace zero::runtime {
 namespace {
@@ -53,14 +58,175 @@ void gemmOne(const GemmArgs &g, int64_t offA, int64_t offB, int64_t offC) {
                 ldc);
 }
 
+//===----------------------------------------------------------------------===//
+// GEMM kernel choice
+//===----------------------------------------------------------------------===//
+//
+// OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels by CPU model
+// when it is loaded, and a model it does not know (a newer Xeon under KVM,
+// say) gets the generic SSE kernels: 3-5x slower than what the CPU can
+// run. The runtime therefore picks by instruction sets instead, the most
+// capable of OpenBLAS's x86-64 kernel sets that the CPU and the OS support,
+// when that is more capable than OpenBLAS's own pick, and checks the result
+// on a GEMM with an exact answer. The switch goes through OpenBLAS's
+// exported gotoblas_dynamic_quit/gotoblas_dynamic_init, which re-read
+// OPENBLAS_CORETYPE; they are looked up at run time, so a BLAS without them
+// just keeps its own kernels (and says so).
+
+/// OpenBLAS's x86-64 kernel sets by capability: the instruction sets each
+/// needs, and a rank (a higher rank runs wider vectors).
+struct KernelSet {
+  const char *name;
+  int rank;
+  bool (*supported)();
+};
+
+bool hasAvx() { return __builtin_cpu_supports("avx"); }
+bool hasAvx2() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+bool hasAvx512() {
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && hasAvx2();
+}
+bool hasAvx512Bf16() {
+  return hasAvx512() && __builtin_cpu_supports("avx512bf16");
+}
+
+// libgcc's __builtin_cpu_supports reports AVX and AVX-512 only where the OS
+// saves their registers (XGETBV), so a kernel set listed as supported runs.
+const KernelSet kKernelSets[] = {
+    {"Cooperlake", 4, hasAvx512Bf16}, {"SkylakeX", 3, hasAvx512},
+    {"Haswell", 2, hasAvx2},          {"Zen", 2, hasAvx2},
+    {"Sandybridge", 1, hasAvx},       {"Bulldozer", 1, hasAvx},
+    {"Piledriver", 1, hasAvx2},       {"Steamroller", 1, hasAvx2},
+    {"Excavator", 1, hasAvx2},
+};
+
+const KernelSet *findKernelSet(const std::string &name) {
+  for (const KernelSet &k : kKernelSets)
+    if (strcasecmp(k.name, name.c_str()) == 0)
+      return &k;
+  return nullptr;
+}
+
+/// The most capable kernel set this CPU runs, or null (SSE only).
+const KernelSet *bestKernelSet() {
+  for (const KernelSet &k : kKernelSets)
+    if (k.supported())
+      return &k;
+  return nullptr;
+}
+
+std::string currentKernel() {
+  const char *name = openblas_get_corename();
+  return name ? name : "unknown";
+}
+
+/// Switches OpenBLAS to the kernels `name`; false if this OpenBLAS cannot
+/// switch (no DYNAMIC_ARCH entry points) or did not take the name.
+bool switchKernels(const std::string &name) {
+  using Fn = void (*)();
+  auto quit = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+  auto init = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+  if (!quit || !init)
+    return false;
+  const char *old = std::getenv("OPENBLAS_CORETYPE");
+  std::string saved = old ? old : "";
+  setenv("OPENBLAS_CORETYPE", name.c_str(), 1);
+  quit();
+  init();
+  if (old)
+    setenv("OPENBLAS_CORETYPE", saved.c_str(), 1);
+  else
+    unsetenv("OPENBLAS_CORETYPE");
+  return strcasecmp(currentKernel().c_str(), name.c_str()) == 0;
+}
+
+/// A GEMM whose exact answer is known (small integers: every partial sum
+/// is exact in float, whatever order the kernel sums in), through the
+/// kernels now in use; odd sizes exercise the edge code.
+bool kernelsComputeCorrectly() {
+  const int m = 37, n = 29, k = 41;
+  std::vector<float> a(m * k), b(k * n), c(m * n, 1.0f), want(m * n, 1.0f);
+  for (int i = 0; i < m * k; ++i)
+    a[i] = float((i * 7) % 5 - 2);
+  for (int i = 0; i < k * n; ++i)
+    b[i] = float((i * 3) % 7 - 3);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p)
+        want[i * n + j] += a[i * k + p] * b[p * n + j];
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
+              a.data(), k, b.data(), n, 1.0f, c.data(), n);
+  return c == want;
+}
+
+GemmKernelInfo chooseKernels() {
+  GemmKernelInfo info;
+  const char *config = openblas_get_config();
+  info.library = config ? config : "OpenBLAS";
+  info.detected = info.kernel = currentKernel();
+  info.chosenBy = "blas";
+
+  const char *forced = std::getenv("ZERO_BLAS_KERNEL");
+  std::string request = forced && *forced ? forced : "auto";
+  const KernelSet *target = nullptr;
+  if (request == "blas") {
+    return info;
+  } else if (request == "auto") {
+    // A user's OPENBLAS_CORETYPE was applied when OpenBLAS loaded; an
+    // explicit ZERO_BLAS_KERNEL=auto overrides it.
+    if (!forced && std::getenv("OPENBLAS_CORETYPE")) {
+      info.chosenBy = "OPENBLAS_CORETYPE";
+      return info;
+    }
+    target = bestKernelSet();
+    const KernelSet *detected = findKernelSet(info.detected);
+    if (!target || (detected && detected->rank >= target->rank))
+      return info;
+  } else {
+    target = findKernelSet(request);
+    if (!target) {
+      std::string known;
+      for (const KernelSet &k : kKernelSets)
+        known += std::string(known.empty() ? "" : ", ") + k.name;
+      throw Error("ZERO_BLAS_KERNEL=" + request +
+                  " names no kernel set (auto, blas, " + known + ")");
+    }
+    if (!target->supported())
+      throw Error("ZERO_BLAS_KERNEL=" + request +
+                  ": this CPU lacks the instruction sets those kernels use");
+  }
+  if (!switchKernels(target->name) || !kernelsComputeCorrectly()) {
+    // Back to what OpenBLAS chose, which is what ran before.
+    switchKernels(info.detected);
+    info.kernel = currentKernel();
+    info.chosenBy = "blas (switching to " + std::string(target->name) +
+                    " kernels failed)";
+    return info;
+  }
+  info.kernel = currentKernel();
+  info.chosenBy = request == "auto" ? "cpu-features" : "ZERO_BLAS_KERNEL";
+  return info;
+}
+
 class CpuBackend final : public Backend {
 public:
   const char *name() const override { return "cpu"; }
 
   void configure(int numThreads) override {
+    if (!kernelChosen) {
+      kernel = chooseKernels();
+      kernelChosen = true;
+    }
     if (numThreads > 0)
       openblas_set_num_threads(numThreads);
   }
+
+  GemmKernelInfo gemmKernel() const override { return kernel; }
 
   Block allocate(std::size_t bytes, std::size_t alignment,
                  bool zeroed) override {
@@ -116,6 +282,10 @@ public:
                         i * args.strideC);
     }
   }
+
+private:
+  bool kernelChosen = false;
+  GemmKernelInfo kernel;
 };
 
 } // namespace

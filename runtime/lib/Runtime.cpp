@@ -172,8 +172,10 @@ Backend &backend() {
   if (Backend *b = activeBackend.load())
     return *b;
   std::lock_guard<std::mutex> lock(initMutex);
-  if (!activeBackend.load())
+  if (!activeBackend.load()) {
+    cpuBackend().configure(0);
     activeBackend.store(&cpuBackend());
+  }
   return *activeBackend.load();
 }
 
@@ -920,6 +922,25 @@ int zrt_get_gemm_shape(size_t index, zrt_gemm_shape *out) {
                          gemmCounters().shapeCount()));
   });
   return ok ? 0 : 1;
+}
+
+int zrt_get_gemm_backend(zrt_gemm_backend *out) {
+  // The strings stay valid until the next call: one copy per process.
+  static GemmKernelInfo info;
+  static std::mutex mutex;
+  return guarded("zrt_get_gemm_backend",
+                 [&] {
+                   if (!out)
+                     throw Error("out is NULL");
+                   std::lock_guard<std::mutex> lock(mutex);
+                   info = backend().gemmKernel();
+                   *out = zrt_gemm_backend{info.library.c_str(),
+                                           info.kernel.c_str(),
+                                           info.detected.c_str(),
+                                           info.chosenBy.c_str()};
+                 })
+             ? 0
+             : 1;
 }
 
 void zrt_reset_gemm_stats(void) {

@@ -2,6 +2,8 @@
 
 #include "RuntimeTestSupport.h"
 
+#include <string>
+
 #include <csetjmp>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +35,20 @@ TEST_F(RuntimeApi, InitCpuIsIdempotent) {
 }
 
 // The CUDA backend is named but not built: a clear error, no crash.
+// The GEMM kernels in use are named, with the library and the reason; the
+// kernels compute exactly (every zrt_gemm test runs on them too).
+TEST_F(RuntimeApi, GemmBackendIsNamed) {
+  ASSERT_EQ(zrt_init("cpu", 1), 0) << zrt_last_error();
+  zrt_gemm_backend info;
+  ASSERT_EQ(zrt_get_gemm_backend(&info), 0) << zrt_last_error();
+  EXPECT_NE(std::string(info.library).find("OpenBLAS"), std::string::npos);
+  EXPECT_STRNE(info.kernel, "");
+  EXPECT_STRNE(info.detected, "");
+  EXPECT_STRNE(info.chosen_by, "");
+  EXPECT_NE(zrt_get_gemm_backend(nullptr), 0);
+  EXPECT_STREQ(zrt_last_error(), "zrt_get_gemm_backend: out is NULL");
+}
+
 TEST_F(RuntimeApi, InitCudaIsNotBuiltYet) {
   EXPECT_NE(zrt_init("cuda", 0), 0);
   EXPECT_STREQ(zrt_last_error(),

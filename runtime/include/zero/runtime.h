@@ -281,6 +281,28 @@ ZRT_API int zrt_get_gemm_shape(size_t index, zrt_gemm_shape *out);
 /* Clears the totals and the per-shape breakdown. */
 ZRT_API void zrt_reset_gemm_stats(void);
 
+/* Which GEMM kernels run, and why. The CPU backend chooses them when it is
+ * first configured: OpenBLAS picks kernels by CPU model, and one it does not
+ * know gets generic SSE kernels, so the runtime switches to the most capable
+ * kernel set the CPU's instruction sets allow (Cooperlake, SkylakeX,
+ * Haswell, Sandybridge) when that is more capable than OpenBLAS's pick, and
+ * checks it on a GEMM with an exact result. The environment decides
+ * instead: ZERO_BLAS_KERNEL=blas keeps OpenBLAS's pick, ZERO_BLAS_KERNEL=NAME
+ * forces a kernel set (zrt_init fails if the CPU cannot run it), and a set
+ * OPENBLAS_CORETYPE is left as OpenBLAS applied it (unless
+ * ZERO_BLAS_KERNEL=auto asks for the choice by instruction sets anyway). */
+typedef struct zrt_gemm_backend {
+  const char *library;   /* "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..." */
+  const char *kernel;    /* the kernel set in use, "Cooperlake" */
+  const char *detected;  /* the set OpenBLAS picked by itself */
+  const char *chosen_by; /* "blas", "cpu-features", "OPENBLAS_CORETYPE" or
+                            "ZERO_BLAS_KERNEL" */
+} zrt_gemm_backend;
+
+/* Fills `out`; its strings stay valid until the next call. Returns 0, or
+ * nonzero with zrt_last_error() set (`out` NULL). */
+ZRT_API int zrt_get_gemm_backend(zrt_gemm_backend *out);
+
 /*===----------------------------------------------------------------------===*
  * World and collectives
  *===----------------------------------------------------------------------===*/
