@@ -35,10 +35,11 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   // Transposed matmul operands are read in place (GEMM transpose flags)
   // rather than copied every step.
   pm.addPass(createZeroFoldTransposesPass());
+  // Elementwise chains in one loop nest each; matmuls stay matmuls (not
+  // upstream's linalg-fuse-elementwise-ops, which would fold transposes
+  // into contractions that the GEMM lowering no longer recognizes).
+  pm.addPass(createZeroFuseElementwisePass());
   pm.addPass(createZeroPrepareBufferizationPass());
-  // No upstream linalg-fuse-elementwise-ops here: it also folds
-  // linalg.transpose producers into matmul consumers, which turns them into
-  // generic contractions that the GEMM lowering no longer recognizes.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -598,6 +598,54 @@ def ZeroOutlineLoopNestsPass
   ];
 }
 
+def ZeroFuseElementwisePass
+    : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse chains of elementwise linalg ops on tensors into one "
+                "loop nest (upstream fusion, matmuls kept)";
+  let description = [{
+    A training step is full of short elementwise chains (bias add, residual,
+    GELU and its derivative, masks, the pieces of LayerNorm and softmax),
+    each a linalg op of its own and so a full pass over memory and a buffer.
+    This pass generalizes the named elementwise, broadcast, map and reduce
+    ops and runs upstream's elementwise fusion
+    (`populateElementwiseOpsFusionPatterns`) with a control function:
+    a producer is fused into its consumer only if the consumer is its one
+    user (nothing is computed twice) and the consumer is not a contraction;
+    `linalg.matmul`, `linalg.batch_matmul`, `linalg.fill` and
+    `linalg.transpose` stay named ops, so the GEMM lowering still finds every
+    matmul and zero-fold-transposes every transposed operand. (Upstream's
+    `linalg-fuse-elementwise-ops` pass has no control function: it folds
+    transposes into contractions.)
+
+    Before:
+    ```mlir
+    %s = linalg.add ins(%x, %r : tensor<8xf32>, tensor<8xf32>)
+                    outs(%e : tensor<8xf32>) -> tensor<8xf32>
+    %y = linalg.generic {... ["parallel"]} ins(%s : tensor<8xf32>)
+                        outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %o: f32):
+        %t = math.tanh %a : f32
+        linalg.yield %t : f32
+    } -> tensor<8xf32>
+    ```
+    After:
+    ```mlir
+    %y = linalg.generic {... ["parallel"]} ins(%x, %r : tensor<8xf32>,
+                        tensor<8xf32>) outs(%e : tensor<8xf32>) {
+      ^bb0(%a: f32, %b: f32, %o: f32):
+        %s = arith.addf %a, %b : f32
+        %t = math.tanh %s : f32
+        linalg.yield %t : f32
+    } -> tensor<8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numGeneralized", "num-generalized",
+              "named ops turned into linalg.generic">
+  ];
+}
+
 def ZeroApproximateMathPass
     : Pass<"zero-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Replace f32 transcendental functions by upstream's "
