@@ -85,6 +85,9 @@ bool hasAvx() { return __builtin_cpu_supports("avx"); }
 bool hasAvx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+bool hasAvxFma() {
+  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("fma");
+}
 bool hasAvx512() {
   return __builtin_cpu_supports("avx512f") &&
          __builtin_cpu_supports("avx512bw") &&
@@ -101,7 +104,7 @@ const KernelSet kKernelSets[] = {
     {"Cooperlake", 4, hasAvx512Bf16}, {"SkylakeX", 3, hasAvx512},
     {"Haswell", 2, hasAvx2},          {"Zen", 2, hasAvx2},
     {"Sandybridge", 1, hasAvx},       {"Bulldozer", 1, hasAvx},
-    {"Piledriver", 1, hasAvx2},       {"Steamroller", 1, hasAvx2},
+    {"Piledriver", 1, hasAvxFma},     {"Steamroller", 1, hasAvxFma},
     {"Excavator", 1, hasAvx2},
 };
 
