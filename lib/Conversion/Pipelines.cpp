@@ -21,7 +21,6 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -51,7 +50,22 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createZeroFinalizeBufferizationPass());
   pm.addPass(createCanonicalizerPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  // Upstream's buffer-deallocation-pipeline, with the deallocations of
+  // distinct allocations split before the simplification, which would
+  // split them with a quadratic number of alias queries.
+  memref::ExpandReallocPassOptions realloc;
+  realloc.emitDeallocs = false;
+  pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  pm.addPass(createZeroSplitDeallocsPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createZeroReleaseEarlyPass());
   pm.addPass(createZeroShardToRuntimePass());
 }
@@ -91,6 +105,8 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   // One pointer per buffer at function boundaries (every step buffer has a
   // static shape and the identity layout): the entry functions take what a
   // C caller has, and zero-export-step-abi's packed forms stay simple.
+  // (Its cost per memref argument is the length of the entry block.)
+  pm.addPass(createZeroSeparateEntryBlockPass());
   ConvertFuncToLLVMPassOptions func;
   func.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(func));
