@@ -76,9 +76,13 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (opts.gemmToRuntime)
     pm.addPass(createZeroLinalgToRuntimePass());
   pm.addPass(createZeroLowerStridedCopyPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // scf.parallel where linalg's iterators are parallel, scf.for for
+  // reductions.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // Many small functions: compile time linear in the number of loops.
   pm.addPass(createZeroOutlineLoopNestsPass());
+  if (opts.parallelLoops)
+    pm.addPass(createZeroParallelLoopFunctionsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -112,6 +116,8 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (opts.parallelLoops)
+    pm.addPass(createZeroParallelCallsToRuntimePass());
   pm.addPass(createZeroStripContractAttributesPass());
 }
 
@@ -134,6 +140,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
   LowerCPUOptions lower;
   lower.gemmToRuntime = opts.gemmToRuntime;
   lower.approximateMath = opts.approximateMath;
+  lower.parallelLoops = opts.parallelLoops;
   buildLowerCPUPipeline(pm, lower);
 }
 

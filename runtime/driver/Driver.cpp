@@ -71,7 +71,8 @@ constexpr const char *kUsage = R"(Training:
                          (unpartitioned steps only)
   --stats-json FILE      write losses, peak bytes by category, bytes sent,
                          step time, throughput and GEMM figures as JSON
-  --num-threads N        GEMM (OpenBLAS) threads; 0 = one per core (default)
+  --num-threads N        threads for GEMMs and parallel loops; 0 = the cores
+                         shared among the ranks on this machine (default)
   --progress MODE        auto (a bar on a terminal, lines otherwise), bar,
                          lines or none
 
@@ -489,8 +490,18 @@ int checkGradients(const Abi &abi, const Entry &fb, Buffers &b,
 
 int train(const zrt_driver_program &program, Options &opts) {
   int threads = opts.threads;
-  if (threads == 0)
-    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == 0) {
+    // One per core, shared among the ranks on this machine (as the MPI
+    // launcher tells them apart): ranks that each take every core would
+    // fight over them.
+    int cores =
+        static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int local = 1;
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+      if (const char *value = std::getenv(name))
+        local = std::max(1, std::atoi(value));
+    threads = std::max(1, cores / local);
+  }
   if (zrt_init("cpu", threads) != 0)
     fail(zrt_last_error());
   const int world = zrt_world_size(), rank = zrt_world_rank();
@@ -775,12 +786,13 @@ int train(const zrt_driver_program &program, Options &opts) {
     if (!losses.empty())
       std::printf("trained %u steps: loss %.4f -> %.4f; median step %.2f ms, "
                   "%.0f %s/s; GEMM %.0f%% of step time (%s kernels); "
-                  "compile %.2f s\n",
+                  "%d threads; compile %.2f s\n",
                   opts.steps, losses.front(), losses.back(), stepTime * 1e3,
                   stepTime > 0 ? items / stepTime : 0,
                   kind == BatchKind::Language ? "tokens" : "samples",
                   totalTime > 0 ? 100 * gemm.seconds / totalTime : 0,
-                  blas.kernel, compile < 0 ? 0.0 : compile);
+                  blas.kernel, zrt_get_num_threads(),
+                  compile < 0 ? 0.0 : compile);
     std::fflush(stdout);
 
     if (!opts.statsJson.empty()) {
@@ -847,6 +859,7 @@ int train(const zrt_driver_program &program, Options &opts) {
       gemmObj.set("detected_kernel", JsonValue::string(blas.detected));
       gemmObj.set("kernel_chosen_by", JsonValue::string(blas.chosen_by));
       stats.set("gemm", std::move(gemmObj));
+      stats.set("threads", JsonValue::integer(zrt_get_num_threads()));
       JsonValue shapes = JsonValue::array();
       for (size_t i = 0, e = zrt_gemm_shape_count(); i < e; ++i) {
         zrt_gemm_shape shape;

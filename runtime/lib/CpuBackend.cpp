@@ -9,12 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "ThreadPool.h"
 
 #include <cblas.h>
 
 #include <dlfcn.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -56,6 +58,114 @@ void gemmOne(const GemmArgs &g, int64_t offA, int64_t offB, int64_t offC) {
   else
     cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, g.beta, c,
                 ldc);
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs on the runtime's threads
+//===----------------------------------------------------------------------===//
+//
+// OpenBLAS runs single-threaded; a GEMM is split into one block of rows or
+// columns of C per pool thread, each a single-threaded OpenBLAS call. Each
+// element of C is then computed by the same kernel, over k in the same
+// order, whatever the number of threads, so results do not depend on it.
+// Measured on this project's step shapes, the split reaches what OpenBLAS's
+// own threads reach (docs/results.md), without a second set of threads.
+
+/// Below this many FLOPs a GEMM runs on the calling thread: the split would
+/// cost more than it saves.
+constexpr int64_t kMinParallelFlops = int64_t(1) << 21;
+/// Blocks of rows or columns are multiples of this (the register blocking
+/// of OpenBLAS's x86-64 kernels divides it), so only the last block has
+/// edge code.
+constexpr int64_t kBlockAlign = 16;
+
+/// Rows [m0, m1) (or, splitting columns, columns [n0, n1)) of C = op(A)op(B).
+GemmArgs subGemm(const GemmArgs &g, int dtypeBytes, bool splitRows,
+                 int64_t from, int64_t to) {
+  GemmArgs sub = g;
+  auto advance = [&](const void *p, int64_t elements) {
+    return static_cast<const char *>(p) + elements * dtypeBytes;
+  };
+  if (splitRows) {
+    sub.m = to - from;
+    sub.a = advance(g.a, g.transA ? from : from * g.lda);
+    sub.c = const_cast<char *>(advance(g.c, from * g.ldc));
+  } else {
+    sub.n = to - from;
+    sub.b = advance(g.b, g.transB ? from * g.ldb : from);
+    sub.c = const_cast<char *>(advance(g.c, from));
+  }
+  return sub;
+}
+
+template <typename T> struct SplitGemm {
+  const GemmArgs *g;
+  bool splitRows;
+  int64_t block, extent;
+
+  static void chunk(void *self, int64_t i) {
+    auto *s = static_cast<SplitGemm *>(self);
+    int64_t from = i * s->block, to = std::min(s->extent, from + s->block);
+    if (from >= to)
+      return;
+    GemmArgs sub = subGemm(*s->g, sizeof(T), s->splitRows, from, to);
+    gemmOne<T>(sub, 0, 0, 0);
+  }
+};
+
+/// One GEMM on the pool's threads.
+template <typename T> void gemmParallel(const GemmArgs &g) {
+  ThreadPool &pool = ThreadPool::get();
+  int64_t threads = pool.threads();
+  if (threads <= 1 || 2 * g.m * g.n * g.k < kMinParallelFlops) {
+    gemmOne<T>(g, 0, 0, 0);
+    return;
+  }
+  // Split the longer side of C.
+  bool splitRows = g.m >= g.n;
+  int64_t extent = splitRows ? g.m : g.n;
+  int64_t blocks = std::min(threads, (extent + kBlockAlign - 1) / kBlockAlign);
+  int64_t block = (extent + blocks - 1) / blocks;
+  block = (block + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
+  blocks = (extent + block - 1) / block;
+  SplitGemm<T> split{&g, splitRows, block, extent};
+  pool.run(blocks, &SplitGemm<T>::chunk, &split);
+}
+
+template <typename T> struct BatchChunks {
+  const BatchedGemmArgs *b;
+  int64_t perChunk;
+
+  static void chunk(void *self, int64_t i) {
+    auto *s = static_cast<BatchChunks *>(self);
+    const BatchedGemmArgs &b = *s->b;
+    int64_t end = std::min(b.batch, (i + 1) * s->perChunk);
+    for (int64_t j = i * s->perChunk; j < end; ++j)
+      gemmOne<T>(b.first, j * b.strideA, j * b.strideB, j * b.strideC);
+  }
+};
+
+/// A batched GEMM: whole matrices per thread when there are at least as
+/// many as threads, otherwise each matrix split as above.
+template <typename T> void gemmBatchedParallel(const BatchedGemmArgs &b) {
+  ThreadPool &pool = ThreadPool::get();
+  int64_t threads = pool.threads();
+  const GemmArgs &g = b.first;
+  if (threads > 1 && b.batch >= threads &&
+      2 * g.m * g.n * g.k * b.batch >= kMinParallelFlops) {
+    int64_t perChunk = (b.batch + threads - 1) / threads;
+    BatchChunks<T> chunks{&b, perChunk};
+    pool.run((b.batch + perChunk - 1) / perChunk, &BatchChunks<T>::chunk,
+             &chunks);
+    return;
+  }
+  for (int64_t j = 0; j < b.batch; ++j) {
+    GemmArgs one = g;
+    one.a = static_cast<const T *>(g.a) + j * b.strideA;
+    one.b = static_cast<const T *>(g.b) + j * b.strideB;
+    one.c = static_cast<T *>(g.c) + j * b.strideC;
+    gemmParallel<T>(one);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -224,9 +334,15 @@ public:
     if (!kernelChosen) {
       kernel = chooseKernels();
       kernelChosen = true;
+      // OpenBLAS's own count (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or one
+      // per core) until told otherwise.
+      if (numThreads <= 0)
+        numThreads = openblas_get_num_threads();
     }
     if (numThreads > 0)
-      openblas_set_num_threads(numThreads);
+      ThreadPool::get().resize(numThreads);
+    // Every GEMM is split over the pool: OpenBLAS's threads never start.
+    openblas_set_num_threads(1);
   }
 
   GemmKernelInfo gemmKernel() const override { return kernel; }
@@ -262,28 +378,20 @@ public:
   void gemm(DType dtype, const GemmArgs &args) override {
     checkBlasRange(args);
     if (dtype == DType::F32)
-      gemmOne<float>(args, 0, 0, 0);
+      gemmParallel<float>(args);
     else
-      gemmOne<double>(args, 0, 0, 0);
+      gemmParallel<double>(args);
   }
 
-  // A loop of single GEMMs: OpenBLAS 0.3.21 (Debian 12) exports no batched
-  // GEMM (cblas_?gemm_batch arrived in later releases), and each call already
-  // spreads its M x N tiles over OpenBLAS's threads. The batched GEMMs of a
-  // transformer step (attention scores and values, one per batch and head)
-  // are small, so the price is one dispatch per matrix; if profiles show it,
-  // the fix is to parallelize across the batch with one BLAS thread per
-  // matrix, behind this same function.
+  // OpenBLAS 0.3.21 (Debian 12) exports no batched GEMM (cblas_?gemm_batch
+  // arrived in later releases): the batch is spread over the pool's
+  // threads, one single-threaded GEMM per matrix.
   void gemmBatched(DType dtype, const BatchedGemmArgs &args) override {
     checkBlasRange(args.first);
-    for (int64_t i = 0; i < args.batch; ++i) {
-      if (dtype == DType::F32)
-        gemmOne<float>(args.first, i * args.strideA, i * args.strideB,
-                       i * args.strideC);
-      else
-        gemmOne<double>(args.first, i * args.strideA, i * args.strideB,
-                        i * args.strideC);
-    }
+    if (dtype == DType::F32)
+      gemmBatchedParallel<float>(args);
+    else
+      gemmBatchedParallel<double>(args);
   }
 
 private:

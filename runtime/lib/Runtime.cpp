@@ -28,6 +28,7 @@
 #include "zero/runtime.h"
 
 #include "Backend.h"
+#include "ThreadPool.h"
 #include "Comm.h"
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <string>
@@ -946,6 +948,54 @@ int zrt_get_gemm_backend(zrt_gemm_backend *out) {
 void zrt_reset_gemm_stats(void) {
   if (!guarded("zrt_reset_gemm_stats", [&] { gemmCounters().reset(); }))
     reportFatal();
+}
+
+namespace {
+/// zrt_parallel_for's ranges: chunk i of `chunks` over [0, n).
+struct ParallelRanges {
+  zrt_parallel_body body;
+  void *context;
+  int64_t n, chunks;
+
+  static void run(void *self, int64_t i) {
+    auto *r = static_cast<ParallelRanges *>(self);
+    // i * n cannot overflow: i < chunks <= threads, n < 2^63 / threads is
+    // checked by the caller.
+    int64_t begin = i * r->n / r->chunks, end = (i + 1) * r->n / r->chunks;
+    if (begin < end)
+      r->body(r->context, begin, end);
+  }
+};
+} // namespace
+
+void zrt_parallel_for(int64_t n, zrt_parallel_body body, void *context) {
+  if (!guarded("zrt_parallel_for", [&] {
+        if (!body)
+          throw Error("body is NULL");
+        if (n <= 0)
+          return;
+        backend();
+        ThreadPool &pool = ThreadPool::get();
+        int64_t threads = pool.threads();
+        if (threads <= 1 || n == 1 ||
+            n > std::numeric_limits<int64_t>::max() / threads) {
+          body(context, 0, n);
+          return;
+        }
+        ParallelRanges ranges{body, context, n, std::min<int64_t>(n, threads)};
+        pool.run(ranges.chunks, &ParallelRanges::run, &ranges);
+      }))
+    reportFatal();
+}
+
+int zrt_get_num_threads(void) {
+  int threads = 1;
+  if (!guarded("zrt_get_num_threads", [&] {
+        backend();
+        threads = ThreadPool::get().threads();
+      }))
+    reportFatal();
+  return threads;
 }
 
 int zrt_world_rank(void) {

@@ -163,7 +163,7 @@ TEST_F(RuntimeGemm, TransposedLeadingDimensions) {
               "B would overlap");
 }
 
-// Several BLAS threads give the same exact result.
+// Several threads give the same exact result.
 TEST_F(RuntimeGemm, TwoThreadsMatchNaiveLoop) {
   ASSERT_EQ(zrt_init("cpu", 2), 0);
   Matrix<float> a(257, 300, 300, 1), b(300, 190, 191, 2), c(257, 190, 190, 3);
@@ -173,6 +173,63 @@ TEST_F(RuntimeGemm, TwoThreadsMatchNaiveLoop) {
   EXPECT_EQ(c.data, expected);
   ASSERT_EQ(zrt_init("cpu", 1), 0);
 }
+
+// GEMMs large enough to be split over the runtime's threads (by rows when
+// C is taller, by columns when it is wider; whole matrices per thread for a
+// batch at least as large as the pool, each matrix split otherwise) give
+// the exact result for every transpose, padding and beta.
+template <typename T> void checkSplit() {
+  ASSERT_EQ(zrt_init("cpu", 3), 0);
+  ASSERT_EQ(zrt_get_num_threads(), 3);
+  const Shape shapes[] = {{130, 97, 90}, {40, 300, 100}, {33, 33, 1200}};
+  for (const Shape &s : shapes)
+    for (int ta : {0, 1})
+      for (int tb : {0, 1})
+        for (double beta : {0.0, 1.0, -2.0}) {
+          SCOPED_TRACE(testing::Message() << "m=" << s.m << " n=" << s.n
+                                          << " k=" << s.k << " ta=" << ta
+                                          << " tb=" << tb << " beta=" << beta);
+          Matrix<T> a(s.m, s.k, s.k + 1, 1), b(s.k, s.n, s.n + 2, 2),
+              c(s.m, s.n, s.n + 3, 3);
+          std::vector<T> expected = reference(a, b, beta, c);
+          Matrix<T> at = ta ? transposed(a, s.m + 1) : a;
+          Matrix<T> bt = tb ? transposed(b, s.k + 2) : b;
+          if constexpr (sizeof(T) == 4)
+            zrt_gemm_f32(ta, tb, s.m, s.n, s.k, at.data.data(), at.ld,
+                         bt.data.data(), bt.ld, float(beta), c.data.data(),
+                         c.ld);
+          else
+            zrt_gemm_f64(ta, tb, s.m, s.n, s.k, at.data.data(), at.ld,
+                         bt.data.data(), bt.ld, beta, c.data.data(), c.ld);
+          ASSERT_EQ(c.data, expected);
+        }
+  for (int64_t batch : {2, 4, 7}) {
+    SCOPED_TRACE(testing::Message() << "batch=" << batch);
+    const int64_t m = 100, n = 90, k = 120;
+    std::vector<T> a(batch * m * k), b(batch * k * n), c(batch * m * n),
+        expected(batch * m * n);
+    for (int64_t i = 0; i < batch; ++i) {
+      Matrix<T> ai(m, k, k, 1 + int(i)), bi(k, n, n, 3 + int(i)),
+          ci(m, n, n, 5 + int(i));
+      std::vector<T> ei = reference(ai, bi, 1.0, ci);
+      std::copy(ai.data.begin(), ai.data.end(), a.begin() + i * m * k);
+      std::copy(bi.data.begin(), bi.data.end(), b.begin() + i * k * n);
+      std::copy(ci.data.begin(), ci.data.end(), c.begin() + i * m * n);
+      std::copy(ei.begin(), ei.end(), expected.begin() + i * m * n);
+    }
+    if constexpr (sizeof(T) == 4)
+      zrt_gemm_batched_f32(0, 0, batch, m, n, k, a.data(), m * k, k, b.data(),
+                           k * n, n, 1.0f, c.data(), m * n, n);
+    else
+      zrt_gemm_batched_f64(0, 0, batch, m, n, k, a.data(), m * k, k, b.data(),
+                           k * n, n, 1.0, c.data(), m * n, n);
+    ASSERT_EQ(c, expected);
+  }
+  ASSERT_EQ(zrt_init("cpu", 1), 0);
+}
+
+TEST_F(RuntimeGemm, SplitOverThreadsF32) { checkSplit<float>(); }
+TEST_F(RuntimeGemm, SplitOverThreadsF64) { checkSplit<double>(); }
 
 // As in BLAS, beta = 0 overwrites C without reading it: NaN does not leak.
 TEST_F(RuntimeGemm, BetaZeroIgnoresNaN) {

@@ -27,6 +27,13 @@ struct LowerCPUOptions : public PassPipelineOptions<LowerCPUOptions> {
                      "vectorizable polynomial approximations "
                      "(zero-approximate-math); off: libm calls"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("Run loop nests with independent outer iterations on "
+                     "the runtime's threads (zero-parallel-loop-functions, "
+                     "zrt_parallel_for); off: every loop on the calling "
+                     "thread"),
+      llvm::cl::init(true)};
 };
 
 /// Where the step runs.
@@ -58,6 +65,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Compute f32 tanh, exp, log, erf ... with upstream's "
                      "vectorizable polynomial approximations "
                      "(zero-approximate-math); off: libm calls"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("Run loop nests with independent outer iterations on "
+                     "the runtime's threads (zero-parallel-loop-functions, "
+                     "zrt_parallel_for); off: every loop on the calling "
+                     "thread"),
       llvm::cl::init(true)};
 };
 

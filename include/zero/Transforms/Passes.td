@@ -376,6 +376,100 @@ def ZeroSeparateEntryBlockPass
   let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
 }
 
+def ZeroParallelLoopFunctionsPass
+    : Pass<"zero-parallel-loop-functions", "::mlir::ModuleOp"> {
+  let summary = "Let functions that are one parallel loop nest run a range "
+                "of its outer iterations";
+  let description = [{
+    For each private function whose body is one `scf.parallel` nest (plus
+    side-effect-free ops such as constants and views), called only by
+    `func.call`, with no results, and with enough work to be worth a
+    thread (the nest's estimated operation count, trip counts times ops per
+    iteration, at least `min-work`): the function gains two leading `index`
+    arguments `begin` and `end`, and the outermost dimension with more than
+    one iteration (every dimension before it having exactly one) runs only
+    iterations [begin, end) of its trip count N. The function is marked
+    `zero.parallel_iterations = N`, and every call passes 0 and N, so the
+    program means what it meant. `zero-parallel-calls-to-runtime` (after
+    the lowering to LLVM) then sends those calls to the runtime's
+    `zrt_parallel_for`, which runs the ranges on its threads.
+
+    The iterations of a `scf.parallel` dimension are independent, which is
+    what linalg's parallel iterators promise and
+    `convert-linalg-to-parallel-loops` carries over; `zero-outline-loop-nests`
+    makes the functions. Inner loops keep their constant bounds (and
+    vectorize as before).
+
+    Before:
+    ```mlir
+    func.func private @f_loop0(%x: memref<64x512xf32>) {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      ...
+      scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c512) step (%c1, %c1) {
+        ...
+      }
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func private @f_loop0(%begin: index, %end: index,
+                               %x: memref<64x512xf32>)
+        attributes {zero.parallel_iterations = 64 : i64} {
+      ...
+      %lo = arith.addi %c0, (%begin * %c1)
+      %hi = arith.addi %c0, (%end * %c1)
+      scf.parallel (%i, %j) = (%lo, %c0) to (%hi, %c512) step (%c1, %c1) {
+        ...
+      }
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", "32768",
+           "the least estimated operation count (iterations times operations "
+           "per iteration) of a nest that is run on several threads">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ZeroParallelCallsToRuntimePass
+    : Pass<"zero-parallel-calls-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Run calls of parallel loop functions on the runtime's "
+                "threads";
+  let description = [{
+    After the lowering to the LLVM dialect: every `llvm.call` of a function
+    marked `zero.parallel_iterations = N` (by `zero-parallel-loop-functions`)
+    that passes 0 and N as its first two arguments becomes
+    `zrt_parallel_for(N, @<function>_task, context)`: the other arguments
+    are stored in a context buffer on the caller's stack (8 bytes a value,
+    one buffer per caller, reused by each call, since `zrt_parallel_for`
+    returns when every range is done), and `@<function>_task(context,
+    begin, end)`, an internal function made once per callee, loads them and
+    calls the function on its range. The mark is removed. A callee with an
+    argument wider than 8 bytes, or a call with other bounds, is left as it
+    is (the call still runs the whole range, on one thread).
+
+    Before:
+    ```mlir
+    llvm.call @f_loop0(%c0, %c64, %x) : (i64, i64, !llvm.ptr) -> ()
+    ```
+    After:
+    ```mlir
+    %ctx = llvm.alloca %c1 x !llvm.array<1 x i64> : (i64) -> !llvm.ptr
+    ...
+    %slot = llvm.getelementptr %ctx[0] : (!llvm.ptr) -> !llvm.ptr, i64
+    llvm.store %x, %slot : !llvm.ptr, !llvm.ptr
+    %task = llvm.mlir.addressof @f_loop0_task : !llvm.ptr
+    llvm.call @zrt_parallel_for(%c64, %task, %ctx)
+        : (i64, !llvm.ptr, !llvm.ptr) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
   let summary = "Rewrite a training step into ZeRO form (stages 0-3)";
   let description = [{

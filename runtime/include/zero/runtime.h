@@ -50,8 +50,9 @@ extern "C" {
 
 /* Selects and initializes a backend. `backend` is "cpu" (NULL means "cpu");
  * "cuda" is recognized but not built yet and fails. `num_threads` > 0 sets
- * the number of BLAS threads; <= 0 keeps the current (initially OpenBLAS's
- * default, which honours OPENBLAS_NUM_THREADS). Calling it again is safe:
+ * the number of threads for GEMMs and parallel loops (see "Threads"); <= 0
+ * keeps the current (initially OpenBLAS's default count, which honours
+ * OPENBLAS_NUM_THREADS and OMP_NUM_THREADS). Calling it again is safe:
  * it re-selects the backend and applies `num_threads`; allocations and
  * counters survive. It also sets up the world of data-parallel ranks if
  * that has not happened yet (see "World and collectives" below; under
@@ -302,6 +303,31 @@ typedef struct zrt_gemm_backend {
 /* Fills `out`; its strings stay valid until the next call. Returns 0, or
  * nonzero with zrt_last_error() set (`out` NULL). */
 ZRT_API int zrt_get_gemm_backend(zrt_gemm_backend *out);
+
+/*===----------------------------------------------------------------------===*
+ * Threads
+ *===----------------------------------------------------------------------===*/
+
+/* The body of a parallel loop: runs iterations [begin, end) of a loop whose
+ * iterations are independent, reading its operands through `context`. */
+typedef void (*zrt_parallel_body)(void *context, int64_t begin, int64_t end);
+
+/* Runs body(context, begin, end) over [0, n) cut into contiguous ranges,
+ * one per runtime thread (at most n), and returns when every range is done;
+ * the calling thread takes the first. Generated code calls it for loop
+ * nests whose outer iterations are independent (zero-parallel-loop-
+ * functions). The runtime has one pool of threads for these loops and for
+ * GEMMs (zrt_init's num_threads; OpenBLAS itself runs single-threaded), so
+ * no idle BLAS thread competes with a loop for a core. A call made while
+ * another is running (from another thread, or from inside a body) runs its
+ * whole range on the calling thread. n <= 0 is a no-op; a NULL body goes
+ * to the fatal handler. */
+ZRT_API void zrt_parallel_for(int64_t n, zrt_parallel_body body,
+                              void *context);
+
+/* The number of threads GEMMs and parallel loops use, the caller included
+ * (initializes the default backend if none is). */
+ZRT_API int zrt_get_num_threads(void);
 
 /*===----------------------------------------------------------------------===*
  * World and collectives

@@ -185,6 +185,15 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                             "(the number of token ids, e.g. 50257 : i64)";
     return success();
   }
+  if (name == ZeroDialect::ParallelIterationsAttrHelper::getNameStr()) {
+    auto count = dyn_cast<IntegerAttr>(attr.getValue());
+    if (site != Site::Operation || !count ||
+        count.getValue().getSExtValue() < 2)
+      return emitError() << "'zero.parallel_iterations' belongs on a "
+                            "function and must be an integer of at least 2 "
+                            "(the trip count of its parallel loop)";
+    return success();
+  }
   bool isArgOrResultAttr =
       name == ZeroDialect::ParamAttrHelper::getNameStr() ||
       name == ZeroDialect::GradAttrHelper::getNameStr() ||
@@ -198,7 +207,8 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                           "zero.grad, zero.batch, zero.loss, zero.state, "
                           "zero.hyper, zero.stage, zero.world_size, "
                           "zero.manifest, zero.category, zero.init, "
-                          "zero.token_range, zero.step_abi, zero.sharded";
+                          "zero.token_range, zero.step_abi, zero.sharded, "
+                          "zero.parallel_iterations";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "

@@ -37,6 +37,7 @@ def Zero_Dialect : Dialect {
     | `zero.init` | parameter argument | how a driver initializes the parameter: `{kind = "normal", std = 0.02 : f64}` (optional `mean`), `{kind = "uniform", low = -0.1 : f64, high = 0.1 : f64}` or `{kind = "constant", value = 1.0 : f64}`; without it the documented default of docs/runtime-abi.md applies |
     | `zero.token_range` | integer batch argument | the number of token ids the input takes (ids lie in [0, n)); a driver checks its data against it |
     | `zero.sharded` | `train_step` argument or result | unit: the value holds this rank's shard of a parameter or state (set by zero-partition, the one place that decides what a stage shards) |
+    | `zero.parallel_iterations` | `func.func` (or `llvm.func`) | the trip count N of the outer loop dimension a function that is one parallel loop nest runs a range of; it takes that range as its first two (`index`) arguments (zero-parallel-loop-functions; consumed by zero-parallel-calls-to-runtime) |
     | `zero.step_abi` | `builtin.module` | the step ABI descriptor (made by zero-step-abi): entry points and every argument's role, shape, type, shard and category (docs/runtime-abi.md) |
 
     The dialect checks each attribute's value kind where it is attached; the
@@ -57,7 +58,8 @@ def Zero_Dialect : Dialect {
     "::mlir::DictionaryAttr":$init,
     "::mlir::IntegerAttr":$token_range,
     "::mlir::DictionaryAttr":$step_abi,
-    "::mlir::UnitAttr":$sharded
+    "::mlir::UnitAttr":$sharded,
+    "::mlir::IntegerAttr":$parallel_iterations
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
