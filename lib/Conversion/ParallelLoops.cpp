@@ -22,6 +22,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROPARALLELLOOPFUNCTIONSPASS
@@ -48,7 +49,17 @@ std::optional<int64_t> tripCount(Value lb, Value ub, Value step) {
     return std::nullopt;
   if (*u <= *l)
     return 0;
-  return (*u - *l + *s - 1) / *s;
+  // (u - l + s - 1) / s without overflow at the ends of the int64 range.
+  std::optional<int64_t> span = llvm::checkedSub(*u, *l);
+  if (!span)
+    return std::nullopt;
+  return *span / *s + (*span % *s != 0);
+}
+
+/// a * b, saturating at `cap` (a, b >= 0).
+int64_t mulCapped(int64_t a, int64_t b, int64_t cap) {
+  std::optional<int64_t> product = llvm::checkedMul(a, b);
+  return product ? std::min(*product, cap) : cap;
 }
 
 /// Operations one execution of `block` performs, loops counted with their
@@ -66,7 +77,7 @@ int64_t loopWork(Operation *op, int64_t cap) {
   } else if (auto par = dyn_cast<scf::ParallelOp>(op)) {
     for (auto [lb, ub, step] : llvm::zip(par.getLowerBound(),
                                          par.getUpperBound(), par.getStep()))
-      trips = std::min(cap, trips * tripCount(lb, ub, step).value_or(1));
+      trips = mulCapped(trips, tripCount(lb, ub, step).value_or(1), cap);
     body = par.getBody();
   } else {
     // Other ops with regions (scf.if, ...): the most expensive region.
@@ -76,16 +87,17 @@ int64_t loopWork(Operation *op, int64_t cap) {
         most = std::max(most, estimateWork(block, cap));
     return most;
   }
-  int64_t per = estimateWork(*body, cap);
-  return per > cap / std::max<int64_t>(trips, 1) ? cap : trips * per;
+  return mulCapped(std::min(trips, cap), estimateWork(*body, cap), cap);
 }
 
 int64_t estimateWork(Block &block, int64_t cap) {
   int64_t work = 0;
   for (Operation &op : block) {
-    work += op.getNumRegions() ? loopWork(&op, cap) : 1;
-    if (work >= cap)
+    std::optional<int64_t> sum =
+        llvm::checkedAdd(work, op.getNumRegions() ? loopWork(&op, cap) : 1);
+    if (!sum || *sum >= cap)
       return cap;
+    work = *sum;
   }
   return std::max<int64_t>(work, 1);
 }
@@ -97,9 +109,16 @@ struct ZeroParallelLoopFunctionsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Every use of every symbol, in one walk (asking per function would
+    // walk the module once per function).
+    llvm::DenseMap<StringAttr, SmallVector<Operation *>> users;
+    if (std::optional<SymbolTable::UseRange> uses =
+            SymbolTable::getSymbolUses(&module.getBodyRegion()))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        users[use.getSymbolRef().getRootReference()].push_back(use.getUser());
     for (func::FuncOp fn :
          llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
-      rewrite(fn, module);
+      rewrite(fn, users[fn.getSymNameAttr()]);
   }
 
 private:
@@ -125,17 +144,14 @@ private:
     return nest;
   }
 
-  void rewrite(func::FuncOp fn, ModuleOp module) {
+  void rewrite(func::FuncOp fn, ArrayRef<Operation *> users) {
     scf::ParallelOp nest = soleNest(fn);
     if (!nest)
       return;
     // Every use must be a call we can give the two new arguments.
-    std::optional<SymbolTable::UseRange> uses = fn.getSymbolUses(module);
-    if (!uses)
-      return;
     SmallVector<func::CallOp> calls;
-    for (const SymbolTable::SymbolUse &use : *uses) {
-      auto call = dyn_cast<func::CallOp>(use.getUser());
+    for (Operation *user : users) {
+      auto call = dyn_cast<func::CallOp>(user);
       if (!call)
         return;
       calls.push_back(call);

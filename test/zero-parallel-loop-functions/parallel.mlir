@@ -1,6 +1,7 @@
-// RUN: zero-opt %s --zero-parallel-loop-functions -split-input-file | FileCheck %s
-// RUN: zero-opt %s --zero-parallel-loop-functions --zero-parallel-loop-functions -split-input-file | FileCheck %s
+// RUN: zero-opt %s --zero-parallel-loop-functions=min-work=32768 -split-input-file | FileCheck %s
+// RUN: zero-opt %s --zero-parallel-loop-functions=min-work=32768 --zero-parallel-loop-functions=min-work=32768 -split-input-file | FileCheck %s
 // RUN: zero-opt %s --zero-parallel-loop-functions=min-work=100000000 -split-input-file | FileCheck %s --check-prefix=BIG
+// RUN: zero-opt %s --zero-parallel-loop-functions -split-input-file | FileCheck %s --check-prefix=DEFAULT
 // RUN: zero-gen gpt --preset gpt-tiny --layers 2 | zero-opt --zero-verify --zero-bufferize-step --convert-linalg-to-parallel-loops --zero-outline-loop-nests --zero-parallel-loop-functions=min-work=1024 | FileCheck %s --check-prefix=GEN
 // RUN: zero-opt %S/../../integration_tests/zero-run/Inputs/torch-linear.mlir --zero-verify --zero-bufferize-step --convert-linalg-to-parallel-loops --zero-outline-loop-nests --zero-parallel-loop-functions=min-work=1 | FileCheck %s --check-prefix=TORCH
 
@@ -37,6 +38,14 @@
 // BIG-LABEL: func.func private @nest
 // BIG-SAME:    (%{{.*}}: memref<64x512xf32>)
 // BIG-NOT:     zero.parallel_iterations
+// BIG-LABEL: func.func @caller
+// The default threshold (262144 operations) leaves this 98304-operation
+// nest on one thread, and takes the 256x1024 row sums below.
+// DEFAULT-LABEL: func.func private @nest(%{{[^:]*}}: memref<64x512xf32>)
+// DEFAULT-NOT:     zero.parallel_iterations
+// DEFAULT-LABEL: func.func @caller
+// DEFAULT-LABEL: func.func private @row_sums
+// DEFAULT-SAME:    zero.parallel_iterations = 256 : i64
 func.func private @nest(%x: memref<64x512xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -219,5 +228,42 @@ func.func @callers(%s: memref<8x8xf32>, %x: memref<64x512xf32>, %t: memref<512x6
   call @side_effect(%x) : (memref<64x512xf32>) -> ()
   call @dynamic(%d, %n) : (memref<?x512xf32>, index) -> ()
   call @single(%one) : (memref<1x1xf32>) -> ()
+  return
+}
+
+// -----
+
+// Extreme bounds: a span that overflows int64 is not split; a huge trip
+// count is (the work estimate saturates).
+// CHECK-LABEL: func.func private @overflow(%{{[^:]*}}: memref<4xf32>)
+// CHECK-NOT:     zero.parallel_iterations
+// CHECK-LABEL: func.func private @huge(%{{[^:]*}}: index, %{{[^:]*}}: index, %{{[^:]*}}: memref<4xf32>)
+// CHECK-SAME:    zero.parallel_iterations = 4611686018427387904 : i64
+func.func private @overflow(%x: memref<4xf32>) {
+  %lo = arith.constant -6917529027641081856 : index
+  %hi = arith.constant 6917529027641081856 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%lo) to (%hi) step (%c1) {
+    scf.reduce
+  }
+  return
+}
+func.func private @huge(%x: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %hi = arith.constant 4611686018427387904 : index
+  %big = arith.constant 1099511627776 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%hi) step (%c1) {
+    scf.for %k = %c0 to %big step %c1 {
+      memref.store %cst, %x[%c0] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @extremes(%x: memref<4xf32>) {
+  call @overflow(%x) : (memref<4xf32>) -> ()
+  call @huge(%x) : (memref<4xf32>) -> ()
   return
 }

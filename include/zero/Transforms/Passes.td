@@ -428,7 +428,7 @@ def ZeroParallelLoopFunctionsPass
     ```
   }];
   let options = [
-    Option<"minWork", "min-work", "int64_t", "32768",
+    Option<"minWork", "min-work", "int64_t", "262144",
            "the least estimated operation count (iterations times operations "
            "per iteration) of a nest that is run on several threads">
   ];
