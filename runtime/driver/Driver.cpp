@@ -45,6 +45,7 @@ struct Options {
   std::string dataFile, initFile, dumpParams, dumpGrads, statsJson;
   bool fixedBatch = false;
   int threads = 0;
+  double commTimeout = 600;
   std::string progress = "auto";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
          weightDecay = 0.01, maxGradNorm = 1.0;
@@ -73,6 +74,11 @@ constexpr const char *kUsage = R"(Training:
                          step time, throughput and GEMM figures as JSON
   --num-threads N        threads for GEMMs and parallel loops; 0 = the cores
                          shared among the ranks on this machine (default)
+  --comm-timeout S       end the job when a collective has waited S seconds
+                         for a rank that does not arrive (stalled or lost),
+                         with one line naming it; 0 = wait forever
+                         (default 600; zero-run's ranks wait for rank 0's
+                         compilation under the default)
   --progress MODE        auto (a bar on a terminal, lines otherwise), bar,
                          lines or none
 
@@ -127,6 +133,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"dump-grads", String, &opts.dumpGrads},
       {"stats-json", String, &opts.statsJson},
       {"num-threads", Int, &opts.threads},
+      {"comm-timeout", Double, &opts.commTimeout},
       {"progress", String, &opts.progress},
       {"lr", Double, &opts.lr},
       {"beta1", Double, &opts.beta1},
@@ -232,6 +239,11 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
     case Flag:
       break;
     }
+  }
+  if (!(opts.commTimeout >= 0)) {
+    error = "--comm-timeout must be a number of seconds >= 0 (0: no "
+            "deadline)";
+    return false;
   }
   if (opts.progress != "auto" && opts.progress != "bar" &&
       opts.progress != "lines" && opts.progress != "none") {
@@ -502,6 +514,7 @@ int train(const zrt_driver_program &program, Options &opts) {
         local = std::max(1, std::atoi(value));
     threads = std::max(1, cores / local);
   }
+  zrt_set_comm_timeout(opts.commTimeout);
   if (zrt_init("cpu", threads) != 0)
     fail(zrt_last_error());
   const int world = zrt_world_size(), rank = zrt_world_rank();

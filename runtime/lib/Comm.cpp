@@ -37,7 +37,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +47,7 @@
 #include <string>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <vector>
 
 namespace zero::runtime {
 namespace comm {
@@ -69,6 +72,12 @@ struct World {
   std::atomic<int> size{1};
   bool ownsMpi = false;
   MPI_Comm comm = MPI_COMM_NULL;
+  /// Carries the questions ranks ask each other when a collective times
+  /// out (which collective each has reached), apart from the collectives.
+  MPI_Comm control = MPI_COMM_NULL;
+  /// Collectives this rank has started, and the name of the latest.
+  int64_t sequence = 0;
+  const char *collective = "";
 };
 
 World &world() {
@@ -142,10 +151,197 @@ void initLocked(World &w) {
     MPI_Comm_free(&comm);
     check(rc, "MPI_Comm_rank/size");
   }
+  MPI_Comm control = MPI_COMM_NULL;
+  rc = MPI_Comm_dup(comm, &control);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Comm_set_errhandler(control, MPI_ERRORS_RETURN);
+  if (rc != MPI_SUCCESS) {
+    if (control != MPI_COMM_NULL)
+      MPI_Comm_free(&control);
+    MPI_Comm_free(&comm);
+    check(rc, "MPI_Comm_dup");
+  }
   w.comm = comm;
+  w.control = control;
   w.rank.store(rank);
   w.size.store(size);
   w.state.store(State::Mpi);
+}
+
+
+//===----------------------------------------------------------------------===//
+// Waiting with a deadline
+//===----------------------------------------------------------------------===//
+//
+// Every collective is posted nonblocking and waited for here: polled
+// (MPI_Test drives Open MPI's progress) for the first millisecond, then
+// with sleeps that grow from 50 us to 10 ms, so a rank that waits long
+// leaves its core to others. While it waits, a rank answers its peers'
+// questions on the control communicator. When the deadline passes
+// (zrt_set_comm_timeout), it asks every other rank which collective it has
+// reached, waits a few seconds for the answers, and ends the job with one
+// line naming the collective and the ranks that did not answer or are
+// behind.
+
+constexpr int kQueryTag = 7301, kReplyTag = 7302;
+
+std::atomic<double> commTimeout{600.0};
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Answers every question waiting on the control communicator with this
+/// rank's sequence number.
+void answerQueries(World &w) {
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, kQueryTag, w.control, &flag, &status) !=
+            MPI_SUCCESS ||
+        !flag)
+      return;
+    int64_t theirs = 0;
+    MPI_Recv(&theirs, 1, MPI_INT64_T, status.MPI_SOURCE, kQueryTag, w.control,
+             MPI_STATUS_IGNORE);
+    // Eight bytes go eagerly: this send does not wait for the receiver.
+    MPI_Send(&w.sequence, 1, MPI_INT64_T, status.MPI_SOURCE, kReplyTag,
+             w.control);
+  }
+}
+
+/// Sleeps between polls: none for the first millisecond of a wait, then
+/// 50 us until 100 ms, then doubling up to 10 ms.
+void backOff(double waited, useconds_t &sleep) {
+  if (waited < 1e-3)
+    return;
+  if (waited < 0.1) {
+    ::usleep(50);
+    return;
+  }
+  ::usleep(sleep);
+  sleep = std::min<useconds_t>(sleep * 2, 10000);
+}
+
+[[noreturn]] void timedOut(World &w, double timeout) {
+  const int N = w.size.load(), q = w.rank.load();
+  const int64_t mine = w.sequence;
+  std::vector<int64_t> theirs(N, -1);
+  std::vector<MPI_Request> sends(N, MPI_REQUEST_NULL),
+      recvs(N, MPI_REQUEST_NULL);
+  for (int r = 0; r < N; ++r) {
+    if (r == q)
+      continue;
+    MPI_Irecv(&theirs[r], 1, MPI_INT64_T, r, kReplyTag, w.control, &recvs[r]);
+    MPI_Isend(&mine, 1, MPI_INT64_T, r, kQueryTag, w.control, &sends[r]);
+  }
+  // Answers come within milliseconds from a rank that is alive (it is
+  // waiting too, and answers while it waits); a few seconds cover a loaded
+  // machine.
+  const double grace = std::min(5.0, std::max(1.0, timeout));
+  // Each answer is taken only from a receive that completed without error
+  // (once the first rank ends the job, the others' receives may fail).
+  std::vector<char> answered(N, 0);
+  answered[q] = 1;
+  Clock::time_point start = Clock::now();
+  useconds_t sleep = 1000;
+  for (int pending = N - 1; pending > 0 && secondsSince(start) <= grace;) {
+    answerQueries(w);
+    for (int r = 0; r < N; ++r) {
+      if (answered[r] || recvs[r] == MPI_REQUEST_NULL)
+        continue;
+      int flag = 0;
+      MPI_Status status;
+      if (MPI_Test(&recvs[r], &flag, &status) != MPI_SUCCESS) {
+        recvs[r] = MPI_REQUEST_NULL;
+        continue;
+      }
+      if (flag) {
+        answered[r] = status.MPI_ERROR == MPI_SUCCESS ? 1 : 0;
+        --pending;
+      }
+    }
+    backOff(secondsSince(start) + 0.1, sleep);
+  }
+  std::string missing, behind;
+  for (int r = 0; r < N; ++r) {
+    if (r == q)
+      continue;
+    if (!answered[r])
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    else if (theirs[r] < mine)
+      behind += (behind.empty() ? "" : ", ") + std::to_string(r);
+  }
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "zero-runtime: rank %d: %s (collective %lld of this rank) "
+                "did not complete within %g s (--comm-timeout): ",
+                q, w.collective, static_cast<long long>(mine), timeout);
+  std::string line = head;
+  if (!missing.empty())
+    line += "rank(s) " + missing +
+            " did not answer (stalled or unreachable)";
+  if (!behind.empty())
+    line += std::string(missing.empty() ? "" : "; ") + "rank(s) " + behind +
+            " are at an earlier collective";
+  if (missing.empty() && behind.empty())
+    line += "every rank answered from this collective or a later one";
+  line += "; ending the job";
+  terminate(line.c_str());
+}
+
+/// Marks the start of a collective (for the timeout's message).
+void startCollective(World &w, const char *name) {
+  ++w.sequence;
+  w.collective = name;
+  // Test hook (integration_tests/zero-run/stall.test): the rank named by
+  // ZERO_TEST_STALL_RANK stops itself (SIGSTOP) at its collective number
+  // ZERO_TEST_STALL_AT, as a stalled rank would.
+  static const char *stallRank = std::getenv("ZERO_TEST_STALL_RANK");
+  static const char *stallAt = std::getenv("ZERO_TEST_STALL_AT");
+  if (stallRank && stallAt && std::atoi(stallRank) == w.rank.load() &&
+      std::atoll(stallAt) == w.sequence)
+    ::raise(SIGSTOP);
+}
+
+/// Waits for `request` of the current collective, with the deadline; `what`
+/// names the MPI call that posted it in error messages.
+void waitFor(World &w, MPI_Request &request, const char *what) {
+  const double timeout = commTimeout.load();
+  Clock::time_point start = Clock::now();
+  useconds_t sleep = 50;
+  for (;;) {
+    int flag = 0;
+    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), what);
+    if (flag)
+      return;
+    answerQueries(w);
+    double waited = secondsSince(start);
+    if (timeout > 0 && waited > timeout)
+      timedOut(w, timeout);
+    backOff(waited, sleep);
+  }
+}
+
+void alltoall(World &w, const void *send, int sendCount, MPI_Datatype sendType,
+              void *recv, int recvCount, MPI_Datatype recvType) {
+  MPI_Request request;
+  check(MPI_Ialltoall(send, sendCount, sendType, recv, recvCount, recvType,
+                      w.comm, &request),
+        "MPI_Ialltoall");
+  waitFor(w, request, "MPI_Ialltoall");
+}
+
+void allgather(World &w, const void *send, int sendCount,
+               MPI_Datatype sendType, void *recv, int recvCount,
+               MPI_Datatype recvType) {
+  MPI_Request request;
+  check(MPI_Iallgather(send, sendCount, sendType, recv, recvCount, recvType,
+                       w.comm, &request),
+        "MPI_Iallgather");
+  waitFor(w, request, "MPI_Iallgather");
 }
 
 //===----------------------------------------------------------------------===//
@@ -317,6 +513,7 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
     throw Error("in and out overlap (in place needs out == in)");
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
+  startCollective(w, "all_reduce");
   const int N = w.size.load(), q = w.rank.load();
   if (N == 1) {
     if (in != out)
@@ -343,9 +540,8 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
     const int64_t n = std::min(s, c - j);
     if (direct(j, n)) {
       Pieces<T> pieces(n, c);
-      check(MPI_Alltoall(in + j, pieces.count, pieces.type, recvT,
-                         static_cast<int>(n), element, w.comm),
-            "MPI_Alltoall");
+      alltoall(w, in + j, pieces.count, pieces.type, recvT,
+                         static_cast<int>(n), element);
     } else {
       for (int r = 0; r < N; ++r) {
         const int64_t start = r * c + j, v = validLength(start, n, L);
@@ -353,9 +549,8 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
           std::memcpy(packT + r * n, in + start, std::size_t(v) * sizeof(T));
         std::fill(packT + r * n + v, packT + (r + 1) * n, T(0));
       }
-      check(MPI_Alltoall(packT, static_cast<int>(n), element, recvT,
-                         static_cast<int>(n), element, w.comm),
-            "MPI_Alltoall");
+      alltoall(w, packT, static_cast<int>(n), element, recvT,
+                         static_cast<int>(n), element);
     }
     const int64_t own = q * c + j;
     const int64_t v = validLength(own, n, L);
@@ -368,18 +563,16 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
     const int64_t n = std::min(s, c - j);
     if (direct(j, n)) {
       Pieces<T> pieces(n, c);
-      check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + j,
-                          pieces.count, pieces.type, w.comm),
-            "MPI_Allgather");
+      allgather(w, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + j,
+                          pieces.count, pieces.type);
     } else {
       const int64_t own = q * c + j, ownValid = validLength(own, n, L);
       if (ownValid > 0)
         std::memcpy(packT + q * n, out + own,
                     std::size_t(ownValid) * sizeof(T));
       std::fill(packT + q * n + ownValid, packT + (q + 1) * n, T(0));
-      check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packT,
-                          static_cast<int>(n), element, w.comm),
-            "MPI_Allgather");
+      allgather(w, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packT,
+                          static_cast<int>(n), element);
       for (int r = 0; r < N; ++r) {
         const int64_t start = r * c + j, v = validLength(start, n, L);
         if (r != q && v > 0)
@@ -396,6 +589,7 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
     return 0;
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
+  startCollective(w, "reduce_scatter");
   const int N = w.size.load();
   const std::size_t blockBytes = byteSize(count, 1, sizeof(T));
   const std::size_t inBytes = byteSize(count, N, sizeof(T));
@@ -420,9 +614,8 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
   for (int64_t j = 0; j < c; j += s) {
     const int64_t n = std::min(s, c - j);
     Pieces<T> pieces(n, c);
-    check(MPI_Alltoall(in + j, pieces.count, pieces.type, recvT,
-                       static_cast<int>(n), element, w.comm),
-          "MPI_Alltoall");
+    alltoall(w, in + j, pieces.count, pieces.type, recvT,
+                       static_cast<int>(n), element);
     reduceInRankOrder(Op::Sum, out + j, n, recvT, n, N);
   }
   return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
@@ -434,6 +627,7 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
     return 0;
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
+  startCollective(w, "all_gather");
   const int N = w.size.load(), q = w.rank.load();
   const std::size_t blockBytes = byteSize(count, 1, sizeof(T));
   const std::size_t outBytes = byteSize(count, N, sizeof(T));
@@ -454,13 +648,11 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
     const int64_t n = std::min(s, c - j);
     Pieces<T> pieces(n, c);
     if (inPlace)
-      check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + j,
-                          pieces.count, pieces.type, w.comm),
-            "MPI_Allgather");
+      allgather(w, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out + j,
+                          pieces.count, pieces.type);
     else
-      check(MPI_Allgather(in + j, static_cast<int>(n), element, out + j,
-                          pieces.count, pieces.type, w.comm),
-            "MPI_Allgather");
+      allgather(w, in + j, static_cast<int>(n), element, out + j,
+                          pieces.count, pieces.type);
   }
   return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
 }
@@ -468,13 +660,13 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
 template <typename T> uint64_t allReduceScalarImpl(Op op, T *value) {
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
+  startCollective(w, "scalar_all_reduce");
   const int N = w.size.load();
   if (N == 1)
     return 0;
   Scratch all(byteSize(N, 1, sizeof(T)));
   T *allT = all.as<T>();
-  check(MPI_Allgather(value, 1, mpiType<T>(), allT, 1, mpiType<T>(), w.comm),
-        "MPI_Allgather");
+  allgather(w, value, 1, mpiType<T>(), allT, 1, mpiType<T>());
   T acc = allT[0];
   for (int r = 1; r < N; ++r)
     combine(op, acc, allT[r]);
@@ -503,12 +695,22 @@ void finalizeWorld() {
   std::lock_guard<std::mutex> lock(w.mutex);
   if (w.state.load() != State::Mpi)
     return;
-  MPI_Comm comm = w.comm;
+  // MPI_Finalize waits for every rank; a barrier with a deadline first, so
+  // that a rank that stalled ends the job instead of hanging it here.
+  if (w.size.load() > 1) {
+    startCollective(w, "shutdown barrier");
+    MPI_Request request;
+    check(MPI_Ibarrier(w.comm, &request), "MPI_Ibarrier");
+    waitFor(w, request, "MPI_Ibarrier");
+  }
+  MPI_Comm comm = w.comm, control = w.control;
   w.comm = MPI_COMM_NULL;
+  w.control = MPI_COMM_NULL;
   bool owns = w.ownsMpi;
   // An MPI the application initialized stays usable: the next call that
   // needs the world duplicates MPI_COMM_WORLD again.
   w.state.store(owns ? State::Finalized : State::Uninitialized);
+  check(MPI_Comm_free(&control), "MPI_Comm_free");
   check(MPI_Comm_free(&comm), "MPI_Comm_free");
   if (owns)
     check(MPI_Finalize(), "MPI_Finalize");
@@ -578,6 +780,7 @@ uint64_t allReduceScalar(DType dtype, Op op, void *value) {
 void broadcast(void *data, std::size_t bytes, int root) {
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
+  startCollective(w, "broadcast");
   const int N = w.size.load();
   if (root < 0 || root >= N)
     throw Error("broadcast root " + std::to_string(root) +
@@ -592,17 +795,12 @@ void broadcast(void *data, std::size_t bytes, int root) {
     MPI_Request request;
     check(MPI_Ibcast(p + done, n, MPI_BYTE, root, w.comm, &request),
           "MPI_Ibcast");
-    useconds_t sleep = 50;
-    for (int flag = 0;;) {
-      check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-      if (flag)
-        break;
-      ::usleep(sleep);
-      sleep = std::min<useconds_t>(sleep * 2, 10000);
-    }
+    waitFor(w, request, "MPI_Ibcast");
     done += static_cast<std::size_t>(n);
   }
 }
+
+double setTimeout(double seconds) { return commTimeout.exchange(seconds); }
 
 std::size_t setBucketBytes(std::size_t bytes) {
   return bucketBytes.exchange(bytes ? bytes : kDefaultBucketBytes);

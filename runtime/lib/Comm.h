@@ -62,8 +62,12 @@ uint64_t allGather(DType dtype, const void *in, void *out, int64_t count);
 /// `value` points to one element and receives the result.
 uint64_t allReduceScalar(DType dtype, Op op, void *value);
 
-/// zrt_broadcast_bytes: MPI_Ibcast polled with growing sleeps.
+/// zrt_broadcast_bytes: MPI_Ibcast, waited for like every collective.
 void broadcast(void *data, std::size_t bytes, int root);
+
+/// zrt_set_comm_timeout: the deadline of every wait for a collective, in
+/// seconds (<= 0: none). Returns the previous value.
+double setTimeout(double seconds);
 
 /// zrt_set_comm_bucket_bytes (0: the default). Returns the previous value.
 std::size_t setBucketBytes(std::size_t bytes);

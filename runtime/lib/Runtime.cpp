@@ -1093,6 +1093,10 @@ size_t zrt_set_comm_bucket_bytes(size_t bytes) {
   return comm::setBucketBytes(bytes);
 }
 
+double zrt_set_comm_timeout(double seconds) {
+  return comm::setTimeout(seconds);
+}
+
 const char *zrt_collective_name(zrt_collective collective) {
   // Copied as categoryValue does: C callers may pass any int.
   std::underlying_type_t<zrt_collective> value;

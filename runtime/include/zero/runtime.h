@@ -352,7 +352,11 @@ ZRT_API int zrt_get_num_threads(void);
  * Rules for callers, as for any MPI collective: every rank calls the same
  * collectives in the same order with the same `count` (and the same
  * zrt_set_comm_bucket_bytes setting); a rank that leaves the sequence makes
- * the others wait. Buffers are host memory, contiguous, `count` elements of
+ * the others wait, up to the deadline of zrt_set_comm_timeout: then every
+ * waiting rank ends the job (one line naming the collective and the ranks
+ * that did not arrive, MPI_Abort). Waiting ranks poll for a millisecond,
+ * then sleep between polls (50 us, growing to 10 ms after 100 ms) instead
+ * of spinning. Buffers are host memory, contiguous, `count` elements of
  * the type the name says. `count` may be 0 (no effect, pointers may be
  * NULL, the call is counted with 0 bytes); a negative count, a NULL buffer
  * with count > 0, a size overflow or an overlap of `in` and `out` other
@@ -472,6 +476,16 @@ ZRT_API int zrt_broadcast_bytes(void *data, size_t bytes, int root);
  * 0 restores the default, 16 MiB. Process-wide; it decides how calls are
  * split into MPI calls, so every rank must use the same value. */
 ZRT_API size_t zrt_set_comm_bucket_bytes(size_t bytes);
+
+/* Sets the deadline, in seconds, of every wait for a collective (and for
+ * zrt_broadcast_bytes and zrt_shutdown's final barrier) and returns the
+ * previous one; <= 0 waits forever. The default is 600 s: longer than any
+ * step or compilation a rank waits for, short enough that a job with a
+ * stalled rank ends. When it passes, the rank asks every other rank which
+ * collective it has reached (they answer while they wait), then writes one
+ * line naming its collective and the ranks that did not answer or are
+ * behind, and ends the job with MPI_Abort. Process-wide. */
+ZRT_API double zrt_set_comm_timeout(double seconds);
 
 /* The counters' kinds. The vector all-reduces (sum and max) count as
  * ZRT_ALL_REDUCE, the scalar entry points as ZRT_SCALAR_ALL_REDUCE. */
