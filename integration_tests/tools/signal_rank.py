@@ -5,8 +5,8 @@
                  --after SECONDS --limit SECONDS --stderr FILE -- COMMAND...
 
 Starts COMMAND (an mpirun line), waits --after seconds (the job is then
-training), finds the process of rank R (a process running NAME whose
-environment has OMPI_COMM_WORLD_RANK=R), sends it the signal, and waits for
+training), finds the process of rank R (a process of the job's session running
+NAME whose environment has OMPI_COMM_WORLD_RANK=R), sends it the signal, and waits for
 the job to end. Writes COMMAND's standard error to FILE (standard output to
 FILE.out) and prints how many seconds the job took to end after the
 signal. Exits 0 if
@@ -23,8 +23,9 @@ import sys
 import time
 
 
-def rank_processes(program):
-    """pid -> rank of every process running `program` under MPI."""
+def rank_processes(program, session):
+    """pid -> rank of every process of `session` (the job's: tests that run
+    at the same time have their own) running `program` under MPI."""
     found = {}
     for pid in os.listdir('/proc'):
         if not pid.isdigit():
@@ -35,6 +36,10 @@ def rank_processes(program):
             if not argv or (os.path.basename(argv[0].decode()) !=
                             os.path.basename(program)):
                 continue
+            with open(f'/proc/{pid}/stat') as f:
+                # pid (comm) state ppid pgrp session ...
+                if int(f.read().rsplit(')', 1)[1].split()[3]) != session:
+                    continue
             with open(f'/proc/{pid}/environ', 'rb') as f:
                 env = dict(e.split(b'=', 1) for e in f.read().split(b'\0')
                            if b'=' in e)
@@ -71,7 +76,7 @@ def main():
             return 1
         except subprocess.TimeoutExpired:
             pass
-        targets = [pid for pid, rank in rank_processes(args.program).items()
+        targets = [pid for pid, rank in rank_processes(args.program, job.pid).items()
                    if rank == args.rank]
         if len(targets) != 1:
             print(f'signal_rank: found {len(targets)} processes of rank '
