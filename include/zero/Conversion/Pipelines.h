@@ -15,19 +15,22 @@
 
 namespace mlir::zero {
 
-struct LowerCPUOptions : public PassPipelineOptions<LowerCPUOptions> {
-  PassOptions::Option<bool> gemmToRuntime{
+/// The lowering's options, shared by zero-lower-cpu and zero-train-pipeline.
+template <typename Derived>
+struct LoweringOptions : public PassPipelineOptions<Derived> {
+  using Option = mlir::detail::PassOptions::Option<bool>;
+  Option gemmToRuntime{
       *this, "gemm-to-runtime",
       llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
                      "(OpenBLAS); off: plain loops like everything else"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> approximateMath{
+  Option approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Compute f32 tanh, exp, log, erf ... with upstream's "
                      "vectorizable polynomial approximations "
                      "(zero-approximate-math); off: libm calls"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> parallelLoops{
+  Option parallelLoops{
       *this, "parallel-loops",
       llvm::cl::desc("Run loop nests with independent outer iterations on "
                      "the runtime's threads (zero-parallel-loop-functions, "
@@ -36,10 +39,12 @@ struct LowerCPUOptions : public PassPipelineOptions<LowerCPUOptions> {
       llvm::cl::init(true)};
 };
 
+struct LowerCPUOptions : public LoweringOptions<LowerCPUOptions> {};
+
 /// Where the step runs.
 enum class Target { CPU };
 
-struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
+struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
   PassOptions::Option<int64_t> stage{
       *this, "stage",
       llvm::cl::desc("ZeRO stage: 0 data parallel, 1 optimizer states "
@@ -55,24 +60,6 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::values(
           clEnumValN(Target::CPU, "cpu",
                      "loops and runtime GEMM calls (OpenBLAS), MPI"))};
-  PassOptions::Option<bool> gemmToRuntime{
-      *this, "gemm-to-runtime",
-      llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
-                     "(OpenBLAS); off: plain loops like everything else"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> approximateMath{
-      *this, "approximate-math",
-      llvm::cl::desc("Compute f32 tanh, exp, log, erf ... with upstream's "
-                     "vectorizable polynomial approximations "
-                     "(zero-approximate-math); off: libm calls"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> parallelLoops{
-      *this, "parallel-loops",
-      llvm::cl::desc("Run loop nests with independent outer iterations on "
-                     "the runtime's threads (zero-parallel-loop-functions, "
-                     "zrt_parallel_for); off: every loop on the calling "
-                     "thread"),
-      llvm::cl::init(true)};
 };
 
 /// Tensors to buffers with the step ABI: read-only inputs, in-place optimizer
