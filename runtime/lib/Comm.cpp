@@ -176,8 +176,8 @@ void initLocked(World &w) {
 // Every collective is posted nonblocking and waited for here: polled
 // (MPI_Test drives Open MPI's progress) for the first millisecond, then
 // with sleeps that grow from 50 us to 10 ms, so a rank that waits long
-// leaves its core to others. While it waits, a rank answers its peers'
-// questions on the control communicator. When the deadline passes
+// leaves its core to others. After 100 ms of waiting, a rank answers its
+// peers' questions on the control communicator. When the deadline passes
 // (zrt_set_comm_timeout), it asks every other rank which collective it has
 // reached, waits a few seconds for the answers, and ends the job with one
 // line naming the collective and the ranks that did not answer or are
@@ -317,8 +317,12 @@ void waitFor(World &w, MPI_Request &request, const char *what) {
     check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), what);
     if (flag)
       return;
-    answerQueries(w);
     double waited = secondsSince(start);
+    // Questions come only from a rank whose deadline passed, which all the
+    // ranks it waits with have been waiting for too: no probe for them on
+    // the step's short waits.
+    if (waited > 0.1)
+      answerQueries(w);
     if (timeout > 0 && waited > timeout)
       timedOut(w, timeout);
     backOff(waited, sleep);
