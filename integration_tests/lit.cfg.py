@@ -34,7 +34,7 @@ config.substitutions.append(("%zero_obj_root", config.zero_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["zero-opt", "zero-gen", "zero-run", "zero-compile"],
+llvm_config.add_tool_substitutions(["zero-opt", "zero-gen", "zero-run", "zero-compile", "zero-ckpt"],
                                    [config.zero_tools_dir,
                                     config.llvm_tools_dir])
 

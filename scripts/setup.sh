@@ -15,7 +15,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 packages=(
   cmake ninja-build ccache g++ python3 git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin
+  libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
 )
 
 missing=()

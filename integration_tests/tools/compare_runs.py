@@ -3,8 +3,9 @@
 
   compare_runs.py params A.bin B.bin --dtype f32 [--rel TOL]
       ||a - b|| / ||a|| <= TOL (TOL 0: bit-identical)
-  compare_runs.py losses A.json B.json [--rel TOL]
-      every step's loss within TOL relative (0: identical)
+  compare_runs.py losses A.json B.json [--rel TOL] [--skip-first K]
+      every step's loss within TOL relative (0: identical); --skip-first
+      drops A's first K steps (B resumed A's run after step K)
   compare_runs.py comm STATS.json --module M --stage S --partitioned P
       bytes sent per step against the ZeRO formulas, Psi being the element
       count with every parameter padded to a multiple of N (from the contract
@@ -50,6 +51,7 @@ def main():
     ap.add_argument('files', nargs='+')
     ap.add_argument('--dtype', default='f32')
     ap.add_argument('--rel', type=float, default=0.0)
+    ap.add_argument('--skip-first', type=int, default=0)
     ap.add_argument('--module')
     ap.add_argument('--stage', type=int)
     ap.add_argument('--partitioned')
@@ -68,6 +70,7 @@ def main():
         ok = same if args.rel == 0 else rel <= args.rel
     elif args.what == 'losses':
         a, b = (json.load(open(f))['losses'] for f in args.files)
+        a = a[args.skip_first:]
         worst = max(abs(x - y) / abs(x) for x, y in zip(a, b)) if a else 0.0
         same = a == b
         print(f'losses: {len(a)} steps, largest relative difference {worst:.3e}, '

@@ -53,6 +53,14 @@ bool zero::driver::isFloat(DType type) {
          type == DType::F16;
 }
 
+bool zero::driver::parseDType(const std::string &name, DType &out) {
+  for (DType t : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I8,
+                  DType::I16, DType::I32, DType::I64})
+    if (name == dtypeName(t))
+      return out = t, true;
+  return false;
+}
+
 const Entry *Abi::find(const std::string &role) const {
   for (const Entry &e : entries)
     if (e.role == role)
@@ -105,13 +113,8 @@ public:
     std::string name;
     if (!string(obj, "dtype", name, where))
       return false;
-    static const std::pair<const char *, DType> names[] = {
-        {"f32", DType::F32}, {"f64", DType::F64}, {"bf16", DType::BF16},
-        {"f16", DType::F16}, {"i8", DType::I8},   {"i16", DType::I16},
-        {"i32", DType::I32}, {"i64", DType::I64}};
-    for (const auto &n : names)
-      if (name == n.first)
-        return out = n.second, true;
+    if (parseDType(name, out))
+      return true;
     return fail(where + " has unknown dtype '" + name + "'");
   }
   bool shape(const JsonValue &obj, std::vector<int64_t> &out,

@@ -22,6 +22,8 @@ enum class DType { F32, F64, BF16, F16, I8, I16, I32, I64 };
 size_t dtypeBytes(DType type);
 const char *dtypeName(DType type);
 bool isFloat(DType type);
+/// The dtype called `name` ("f32", "bf16", ...); false if there is none.
+bool parseDType(const std::string &name, DType &out);
 
 /// How a parameter is initialized (`zero.init`); Default when the module
 /// says nothing: normal(0, 1/sqrt(shape[0])) for tensors of rank >= 2, zero

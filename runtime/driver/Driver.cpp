@@ -11,6 +11,7 @@
 #include "zero/driver.h"
 
 #include "Abi.h"
+#include "Checkpoint.h"
 #include "Data.h"
 #include "Files.h"
 #include "Json.h"
@@ -22,8 +23,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <map>
 #include <string>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -43,6 +46,8 @@ struct Options {
   unsigned steps = 100;
   uint64_t seed = 0;
   std::string dataFile, initFile, dumpParams, dumpGrads, statsJson;
+  std::string saveDir, resume;
+  unsigned saveEvery = 0, saveKeep = 2;
   bool fixedBatch = false;
   int threads = 0;
   double commTimeout = 600;
@@ -57,7 +62,8 @@ struct Options {
 };
 
 constexpr const char *kUsage = R"(Training:
-  --steps N              training steps (default 100)
+  --steps N              the step count to train to (default 100): a run
+                         resumed from step K trains steps K+1..N
   --seed S               seed of parameter init and batch sampling (default 0)
   --data FILE            uint16 token file (headerless little-endian, nanoGPT's
                          .bin); default: the built-in corpus
@@ -66,6 +72,19 @@ constexpr const char *kUsage = R"(Training:
                          parameter in order (what --dump-params writes);
                          without it each parameter is initialized as its
                          zero.init attribute says (docs/runtime-abi.md)
+  --save DIR             save a sharded checkpoint at the end (and every
+                         --save-every steps) to DIR/step-N: each rank writes
+                         its shards, rank 0 a manifest; a checkpoint appears
+                         whole (one rename) or not at all
+                         (docs/checkpoints.md)
+  --save-every K         also save after every K steps (default 0: at the
+                         end only)
+  --save-keep N          keep the newest N checkpoints in DIR (default 2)
+  --resume PATH          continue the run saved in PATH (a checkpoint, or a
+                         --save directory: its newest one) exactly: its
+                         parameters, optimizer states, step and seed, at any
+                         number of ranks and any stage; every file's checksum
+                         is checked first
   --dump-params FILE     write the final parameters (raw, in order; sharded
                          parameters are gathered)
   --dump-grads FILE      write the last step's gradients, before the optimizer
@@ -129,6 +148,10 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"data", String, &opts.dataFile},
       {"fixed-batch", Flag, &opts.fixedBatch},
       {"init", String, &opts.initFile},
+      {"save", String, &opts.saveDir},
+      {"save-every", Unsigned, &opts.saveEvery},
+      {"save-keep", Unsigned, &opts.saveKeep},
+      {"resume", String, &opts.resume},
       {"dump-params", String, &opts.dumpParams},
       {"dump-grads", String, &opts.dumpGrads},
       {"stats-json", String, &opts.statsJson},
@@ -243,6 +266,23 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
   if (!(opts.commTimeout >= 0)) {
     error = "--comm-timeout must be a number of seconds >= 0 (0: no "
             "deadline)";
+    return false;
+  }
+  if (opts.saveEvery && opts.saveDir.empty()) {
+    error = "--save-every needs --save DIR (where to save)";
+    return false;
+  }
+  if (opts.saveKeep == 0) {
+    error = "--save-keep must be at least 1 (the checkpoint just saved)";
+    return false;
+  }
+  if (!opts.resume.empty() && !opts.initFile.empty()) {
+    error = "--resume and --init both give the initial parameters; use one";
+    return false;
+  }
+  if (!opts.resume.empty() && opts.checkGrads) {
+    error = "--check-grads checks the initial parameters; it takes no "
+            "--resume";
     return false;
   }
   if (opts.progress != "auto" && opts.progress != "bar" &&
@@ -497,6 +537,242 @@ int checkGradients(const Abi &abi, const Entry &fb, Buffers &b,
 }
 
 //===----------------------------------------------------------------------===//
+// Checkpoints
+//===----------------------------------------------------------------------===//
+
+/// A buffer of the run as a checkpoint tensor: the parameter or state, its
+/// full shape, the run's layout, and the elements this rank holds.
+struct Held {
+  CkptTensor tensor;
+  Tensor *buffer;
+  /// Elements [begin, end) of the flattened tensor that this rank saves
+  /// (its slice, with ranks splitting the replicated tensors the same way)
+  /// and loads (its slice if sharded, else everything).
+  int64_t saveBegin, saveEnd, loadBegin, loadEnd;
+};
+
+/// The run's parameters and optimizer states as checkpoint tensors. The
+/// flat layout (padded, shard) is the descriptor's.
+std::vector<Held> heldTensors(const Abi &abi, Buffers &b, int rank) {
+  std::vector<Held> held;
+  auto add = [&](const Param &p, bool state, const std::string &kind,
+                 Tensor &t) {
+    Held h;
+    h.tensor.state = state;
+    h.tensor.param = p.name;
+    h.tensor.kind = kind;
+    h.tensor.dtype = t.dtype;
+    h.tensor.shape = p.shape;
+    h.tensor.numel = p.numel;
+    h.tensor.padded = p.padded;
+    h.tensor.shard = p.shard;
+    h.tensor.sharded = t.elements != p.numel;
+    if (h.tensor.sharded && t.elements != p.shard)
+      failAll(h.tensor.label() + " has " + std::to_string(t.elements) +
+              " elements, neither the parameter's " + std::to_string(p.numel) +
+              " nor its shard of " + std::to_string(p.shard) +
+              "; checkpoints hold elementwise states only");
+    h.buffer = &t;
+    h.saveBegin = std::min<int64_t>(rank * p.shard, p.numel);
+    h.saveEnd = std::min<int64_t>(h.saveBegin + p.shard, p.numel);
+    h.loadBegin = h.tensor.sharded ? h.saveBegin : 0;
+    h.loadEnd = h.tensor.sharded ? h.saveEnd : p.numel;
+    held.push_back(std::move(h));
+  };
+  for (size_t i = 0; i < abi.params.size(); ++i)
+    add(abi.params[i], false, "", b.params[i]);
+  for (size_t s = 0; s < abi.states.size(); ++s)
+    add(abi.params[abi.states[s].param], true, abi.states[s].kind, b.states[s]);
+  return held;
+}
+
+std::string describeTensor(const CkptTensor &t) {
+  std::string s = std::string(dtypeName(t.dtype)) + " [";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+/// ZERO_TEST_KILL_IN_SAVE=K:FILE: in this run's K-th save, the process
+/// that writes FILE (`rank-00001.bin`, `manifest.json`) writes half of it
+/// and kills itself, as a crash in the middle of a save would.
+bool killInSave(unsigned save, const std::string &file) {
+  const char *hook = std::getenv("ZERO_TEST_KILL_IN_SAVE");
+  if (!hook)
+    return false;
+  std::string h = hook;
+  size_t colon = h.find(':');
+  return colon != std::string::npos &&
+         std::strtoul(h.c_str(), nullptr, 10) == save &&
+         h.substr(colon + 1) == file;
+}
+
+[[noreturn]] void writeHalfAndDie(const std::string &path,
+                                  std::vector<Chunk> chunks) {
+  size_t total = 0;
+  for (const Chunk &c : chunks)
+    total += c.bytes;
+  size_t left = total / 2;
+  for (Chunk &c : chunks) {
+    c.bytes = std::min(c.bytes, left);
+    left -= c.bytes;
+  }
+  uint32_t crc;
+  std::string ignored;
+  writeShardFile(path, chunks, crc, ignored);
+  std::raise(SIGKILL);
+  std::abort();
+}
+
+/// Saves the run after `step` steps into opts.saveDir/step-N. Every rank
+/// writes its file into a temporary directory, rank 0 adds the manifest
+/// with every file's size and CRC-32 and publishes the directory with one
+/// rename. A failure (a full disk) ends the job with one line; the
+/// previous checkpoint stays as it was. Returns the seconds it took.
+double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
+                      const Options &opts, int64_t step, unsigned saveIndex) {
+  auto start = std::chrono::steady_clock::now();
+  const int rank = zrt_world_rank(), world = zrt_world_size();
+  const std::string root = opts.saveDir, final = checkpointDirName(step);
+  const std::string temp = "." + final + ".tmp", tempPath = root + "/" + temp;
+  auto failed = [&](const std::string &why) {
+    fail(format("checkpoint of step %lld not saved: ", static_cast<long long>(step)) +
+         why + " (an earlier checkpoint in '" + root + "' is untouched)");
+  };
+  std::string error;
+  char ready = 1;
+  if (rank == 0) {
+    if (!makeDirectories(root, error))
+      failed(error);
+    removeTree(tempPath);
+    if (::mkdir(tempPath.c_str(), 0777) != 0)
+      failed("cannot create '" + tempPath + "': " + std::strerror(errno));
+  }
+  // Everyone writes once the directory exists. Not a counted collective:
+  // a save does not change the step's communication figures.
+  if (zrt_broadcast_bytes(&ready, 1, 0) != 0)
+    fail(zrt_last_error());
+
+  // Every rank's pieces, in tensor order per file: rank q saves elements
+  // [q * shard, (q + 1) * shard) of each tensor.
+  CkptManifest m = base;
+  m.step = step;
+  m.files.assign(world, CkptFile());
+  for (int q = 0; q < world; ++q)
+    m.files[q].name = shardFileName(q);
+  std::vector<Chunk> mine;
+  for (const Held &h : held) {
+    CkptTensor t = h.tensor;
+    size_t eb = dtypeBytes(t.dtype);
+    for (int q = 0; q < world; ++q) {
+      int64_t begin = std::min<int64_t>(q * t.shard, t.numel);
+      int64_t end = std::min<int64_t>(begin + t.shard, t.numel);
+      if (begin >= end)
+        continue;
+      t.pieces.push_back({static_cast<unsigned>(q), m.files[q].bytes, begin, end});
+      m.files[q].bytes += static_cast<uint64_t>(end - begin) * eb;
+    }
+    m.tensors.push_back(std::move(t));
+    if (h.saveBegin < h.saveEnd) {
+      const char *data = static_cast<const char *>(h.buffer->data);
+      int64_t first = h.tensor.sharded ? 0 : h.saveBegin;
+      mine.push_back({data + first * eb,
+                      static_cast<size_t>(h.saveEnd - h.saveBegin) * eb});
+    }
+  }
+  const std::string file = tempPath + "/" + shardFileName(rank);
+  if (killInSave(saveIndex, shardFileName(rank)))
+    writeHalfAndDie(file, mine);
+  uint32_t crc = 0;
+  if (!writeShardFile(file, mine, crc, error))
+    failed(error);
+  // Rank 0 learns every file's CRC-32 (sizes it knows).
+  for (int q = 0; q < world; ++q) {
+    uint32_t c = crc;
+    if (zrt_broadcast_bytes(&c, sizeof c, q) != 0)
+      fail(zrt_last_error());
+    m.files[q].crc32 = c;
+  }
+  if (rank == 0) {
+    std::string text = manifestToJson(m);
+    std::string path = tempPath + "/" + kManifestName;
+    if (killInSave(saveIndex, kManifestName))
+      writeHalfAndDie(path, {{text.data(), text.size()}});
+    uint32_t ignored;
+    if (!writeShardFile(path, {{text.data(), text.size()}}, ignored, error) ||
+        !publishCheckpoint(root, temp, final, error))
+      failed(error);
+    pruneCheckpoints(root, opts.saveKeep);
+  }
+  // The save is over on every rank once rank 0 has published it.
+  if (zrt_broadcast_bytes(&ready, 1, 0) != 0)
+    fail(zrt_last_error());
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (rank == 0 && opts.progress != "none") {
+    uint64_t bytes = 0;
+    for (const CkptFile &f : m.files)
+      bytes += f.bytes;
+    std::fprintf(stderr, "saved %s/%s: %.1f MB in %d file(s), %.2f s\n",
+                 root.c_str(), final.c_str(), bytes / 1e6, world, seconds);
+  }
+  return seconds;
+}
+
+/// Loads checkpoint `path` into the run's buffers: the tensors are matched
+/// by name and checked against the step, each rank verifies the checksums
+/// of its share of the files, then reads the elements it holds (any pieces,
+/// saved by any number of ranks). Returns the manifest.
+CkptManifest resumeCheckpoint(std::vector<Held> &held, const std::string &path,
+                              std::string &dir) {
+  const int rank = zrt_world_rank(), world = zrt_world_size();
+  std::string error;
+  if (!resolveCheckpoint(path, dir, error))
+    failAll(error);
+  CkptManifest m;
+  if (!readManifest(dir, m, error))
+    failAll(error);
+  const std::string from = "checkpoint '" + dir + "'";
+  bool fresh = !m.hasStates();
+  for (const Held &h : held) {
+    const CkptTensor &want = h.tensor;
+    if (want.state && fresh)
+      continue;
+    const CkptTensor *t = m.find(want.param, want.kind);
+    if (!t)
+      failAll(from + " has no " + want.label() +
+              "; it was saved from a different model or optimizer");
+    if (t->dtype != want.dtype || t->shape != want.shape)
+      failAll(want.label() + " is " + describeTensor(*t) + " in " + from +
+              " but " + describeTensor(want) + " in this step");
+  }
+  for (const CkptTensor &t : m.tensors) {
+    bool used = false;
+    for (const Held &h : held)
+      used |= h.tensor.param == t.param && h.tensor.kind == t.kind &&
+              h.tensor.state == t.state;
+    if (!used)
+      failAll(from + " has " + t.label() + ", which this step " +
+              (t.state ? "does not keep (a different optimizer)"
+                       : "does not have (a different model)"));
+  }
+  // Checksums: the files split among the ranks.
+  for (size_t f = static_cast<size_t>(rank); f < m.files.size(); f += world)
+    if (!verifyFile(dir, m.files[f], error))
+      fail(error + "; resume refused");
+  CkptReader reader(dir, m);
+  for (Held &h : held) {
+    if (h.tensor.state && fresh)
+      continue;
+    const CkptTensor *t = m.find(h.tensor.param, h.tensor.kind);
+    if (!reader.read(*t, h.loadBegin, h.loadEnd, h.buffer->data, error))
+      fail(error + "; resume refused");
+  }
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
 // Training
 //===----------------------------------------------------------------------===//
 
@@ -656,10 +932,71 @@ int train(const zrt_driver_program &program, Options &opts) {
       if (!t.data)
         t = allocate(arg.elements, arg.dtype, category);
     }
+  for (size_t i = 0; i < abi.params.size(); ++i)
+    if (!b.params[i].data)
+      failAll("parameter '" + abi.params[i].name + "' is no entry's argument");
   for (size_t s = 0; s < b.states.size(); ++s)
     if (!b.states[s].data)
       failAll("optimizer state '" + abi.states[s].kind + "' of '" +
               abi.params[abi.states[s].param].name + "' is no entry's argument");
+
+  // A resumed run: parameters, optimizer states, step and seed from the
+  // checkpoint.
+  std::vector<Held> held;
+  CkptManifest base;
+  int64_t startStep = 0;
+  double resumeSeconds = 0;
+  std::string resumedFrom;
+  if (!opts.saveDir.empty() || !opts.resume.empty()) {
+    held = heldTensors(abi, b, rank);
+    base.producer = tool;
+    base.worldSize = world;
+    base.stage = abi.stage;
+    base.partitioned = abi.partitioned;
+    if (kind == BatchKind::Language) {
+      base.dataSource = data.source;
+      base.dataTokens = static_cast<int64_t>(data.tokens.size());
+      base.dataCrc = crc32Update(0, data.tokens.data(),
+                                 data.tokens.size() * sizeof(uint16_t));
+    }
+    for (size_t h = 0; h < abi.hypers.size(); ++h)
+      if (static_cast<int>(h) != stepSlot)
+        base.hypers.emplace_back(abi.hypers[h].name, b.hypers[h]);
+  }
+  if (!opts.resume.empty()) {
+    auto start = std::chrono::steady_clock::now();
+    CkptManifest m = resumeCheckpoint(held, opts.resume, resumedFrom);
+    resumeSeconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+    startStep = m.step;
+    opts.seed = m.seed;
+    if (startStep > static_cast<int64_t>(opts.steps))
+      failAll(format("checkpoint '%s' is at step %lld, past --steps %u (the "
+                     "step count to train to); give --steps %lld or more",
+                     resumedFrom.c_str(), static_cast<long long>(startStep),
+                     opts.steps, static_cast<long long>(startStep)));
+    if (rank == 0 && opts.progress != "none") {
+      std::fprintf(stderr,
+                   "resumed from %s: step %lld, saved by %lld rank(s) at "
+                   "stage %lld; %.2f s\n",
+                   resumedFrom.c_str(), static_cast<long long>(startStep),
+                   static_cast<long long>(m.worldSize),
+                   static_cast<long long>(m.stage), resumeSeconds);
+      if (!m.dataSource.empty() && !base.dataSource.empty() &&
+          (m.dataTokens != base.dataTokens || m.dataCrc != base.dataCrc))
+        std::fprintf(stderr,
+                     "%s: warning: the checkpoint was trained on %s (%lld "
+                     "tokens), this run reads %s (%lld tokens): the batches "
+                     "from here on are not the ones the saved run would "
+                     "have seen\n",
+                     tool.c_str(), m.dataSource.c_str(),
+                     static_cast<long long>(m.dataTokens),
+                     base.dataSource.c_str(),
+                     static_cast<long long>(base.dataTokens));
+    }
+  }
+  base.seed = opts.seed;
 
   // Initial parameters: each built whole (the same on every rank), then a
   // sharded one keeps this rank's slice.
@@ -682,11 +1019,9 @@ int train(const zrt_driver_program &program, Options &opts) {
                            static_cast<long long>(elements))
                   : error + format(" (the parameters take %zu bytes)", expected));
   }
-  for (size_t i = 0; i < abi.params.size(); ++i) {
+  for (size_t i = 0; i < abi.params.size() && opts.resume.empty(); ++i) {
     const Param &p = abi.params[i];
     Tensor &t = b.params[i];
-    if (!t.data)
-      failAll("parameter '" + p.name + "' is no entry's argument");
     bool sharded = t.elements != p.numel;
     Tensor full = sharded ? allocate(p.numel, p.dtype, ZRT_ACTIVATIONS) : t;
     size_t eltBytes = dtypeBytes(p.dtype);
@@ -726,7 +1061,8 @@ int train(const zrt_driver_program &program, Options &opts) {
   zrt_reset_comm_stats();
   // Peaks from here on are the training's, not set-up's.
   zrt_reset_peaks();
-  for (unsigned s = 0; s < opts.steps; ++s) {
+  std::vector<double> saveSeconds;
+  for (unsigned s = static_cast<unsigned>(startStep); s < opts.steps; ++s) {
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)
       batches.fill(s, batchPtrs);
@@ -750,7 +1086,18 @@ int train(const zrt_driver_program &program, Options &opts) {
     stepTimes.push_back(seconds);
     double m = median(stepTimes);
     bar.update(s + 1, l, m > 0 ? items / m : 0);
+    if (!opts.saveDir.empty() &&
+        ((opts.saveEvery && (s + 1) % opts.saveEvery == 0) ||
+         s + 1 == opts.steps)) {
+      // Memory peaks and communication figures stay the step's own.
+      saveSeconds.push_back(saveCheckpoint(held, base, opts, s + 1,
+                                           static_cast<unsigned>(saveSeconds.size() + 1)));
+    }
   }
+  if (!opts.saveDir.empty() && startStep == static_cast<int64_t>(opts.steps) &&
+      opts.resume.empty())
+    saveSeconds.push_back(saveCheckpoint(held, base, opts, startStep, 1));
+  const unsigned trained = opts.steps - static_cast<unsigned>(startStep);
 
   zrt_memory_stats mem;
   zrt_get_memory_stats(&mem);
@@ -796,11 +1143,20 @@ int train(const zrt_driver_program &program, Options &opts) {
     double compile = program.compile_seconds;
     zrt_gemm_backend blas{"", "", "", ""};
     zrt_get_gemm_backend(&blas);
+    std::string resumed =
+        startStep > 0 ? format(" (steps %lld-%u, resumed)",
+                               static_cast<long long>(startStep + 1), opts.steps)
+                      : "";
+    if (losses.empty())
+      std::printf("nothing to train: %s%s is at step %u, the --steps to "
+                  "train to\n",
+                  resumedFrom.empty() ? "the run" : "checkpoint ",
+                  resumedFrom.c_str(), opts.steps);
     if (!losses.empty())
-      std::printf("trained %u steps: loss %.4f -> %.4f; median step %.2f ms, "
+      std::printf("trained %u steps%s: loss %.4f -> %.4f; median step %.2f ms, "
                   "%.0f %s/s; GEMM %.0f%% of step time (%s kernels); "
                   "%d threads; compile %.2f s\n",
-                  opts.steps, losses.front(), losses.back(), stepTime * 1e3,
+                  trained, resumed.c_str(), losses.front(), losses.back(), stepTime * 1e3,
                   stepTime > 0 ? items / stepTime : 0,
                   kind == BatchKind::Language ? "tokens" : "samples",
                   totalTime > 0 ? 100 * gemm.seconds / totalTime : 0,
@@ -835,15 +1191,15 @@ int train(const zrt_driver_program &program, Options &opts) {
       for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k) {
         const char *name = zrt_collective_name(static_cast<zrt_collective>(k));
         commBytes.set(name, JsonValue::integer(static_cast<int64_t>(
-                                opts.steps ? comm.bytes_sent[k] / opts.steps : 0)));
+                                trained ? comm.bytes_sent[k] / trained : 0)));
         commCalls.set(name, JsonValue::integer(static_cast<int64_t>(
-                                opts.steps ? comm.calls[k] / opts.steps : 0)));
+                                trained ? comm.calls[k] / trained : 0)));
       }
       stats.set("comm_bytes", std::move(commBytes));
       stats.set("comm_calls", std::move(commCalls));
       stats.set("step_time_s", JsonValue::number(stepTime));
       stats.set("step_time_mean_s",
-                JsonValue::number(opts.steps ? totalTime / opts.steps : 0.0));
+                JsonValue::number(trained ? totalTime / trained : 0.0));
       stats.set("tokens_per_s",
                 JsonValue::number(stepTime > 0 && kind == BatchKind::Language
                                       ? items / stepTime
@@ -858,7 +1214,19 @@ int train(const zrt_driver_program &program, Options &opts) {
       stats.set("world_size", JsonValue::integer(world));
       stats.set("stage", JsonValue::integer(abi.stage));
       stats.set("partitioned", JsonValue::boolean(abi.partitioned));
-      stats.set("steps", JsonValue::integer(opts.steps));
+      stats.set("steps", JsonValue::integer(trained));
+      stats.set("first_step", JsonValue::integer(startStep + 1));
+      if (!opts.saveDir.empty() || !opts.resume.empty()) {
+        JsonValue ckpt = JsonValue::object();
+        JsonValue saves = JsonValue::array();
+        for (double t : saveSeconds)
+          saves.push(JsonValue::number(t));
+        ckpt.set("save_seconds", std::move(saves));
+        ckpt.set("resume_seconds", JsonValue::number(resumeSeconds));
+        if (!resumedFrom.empty())
+          ckpt.set("resumed_from", JsonValue::string(resumedFrom));
+        stats.set("checkpoint", std::move(ckpt));
+      }
       stats.set("compile_time_s", JsonValue::number(compile < 0 ? 0.0 : compile));
       stats.set("ahead_of_time", JsonValue::boolean(compile < 0));
       JsonValue gemmObj = JsonValue::object();

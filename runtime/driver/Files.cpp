@@ -71,17 +71,53 @@ bool zero::driver::writeFileAtomically(const std::string &path,
     error = "cannot write '" + path + "': it is a directory";
     return false;
   }
-  std::string temp = path + ".tmp.XXXXXX";
-  std::vector<char> name(temp.begin(), temp.end());
+  AtomicFile file;
+  if (!file.open(path, error))
+    return false;
+  for (const Chunk &c : chunks)
+    if (!file.write(c.data, c.bytes, error))
+      return false;
+  return file.commit(error);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd >= 0)
+    ::close(fd);
+  if (!temp.empty())
+    ::unlink(temp.c_str());
+}
+
+bool AtomicFile::open(const std::string &target, std::string &error) {
+  path = target;
+  std::string pattern = path + ".tmp.XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
-  int fd = ::mkstemp(name.data());
+  fd = ::mkstemp(name.data());
   if (fd < 0) {
     error = "cannot write '" + path + "': " + std::strerror(errno);
     return false;
   }
+  temp = name.data();
+  return true;
+}
+
+bool AtomicFile::write(const void *data, size_t bytes, std::string &error) {
   std::string why;
-  bool ok = writeAll(fd, chunks, why);
-  if (ok && ::fsync(fd) != 0) {
+  if (fd < 0 || !writeAll(fd, {{data, bytes}}, why)) {
+    error = "cannot write '" + path + "': " + (fd < 0 ? "not open" : why);
+    return false;
+  }
+  return true;
+}
+
+bool AtomicFile::commit(std::string &error) {
+  if (fd < 0) {
+    error = "cannot write '" + path + "': not open";
+    return false;
+  }
+  std::string why;
+  bool ok = true;
+  if (::fsync(fd) != 0) {
     why = std::strerror(errno);
     ok = false;
   }
@@ -96,15 +132,25 @@ bool zero::driver::writeFileAtomically(const std::string &path,
     why = std::strerror(errno);
     ok = false;
   }
-  if (ok && ::rename(name.data(), path.c_str()) != 0) {
+  fd = -1;
+  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
     why = std::strerror(errno);
     ok = false;
   }
   if (!ok) {
-    ::unlink(name.data());
     error = "cannot write '" + path + "': " + why;
+    return false;
   }
-  return ok;
+  temp.clear();
+  // The new name on disk too: flush the directory that holds it.
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  int dfd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
 }
 
 bool zero::driver::readFileLimited(const std::string &path, size_t maxBytes,

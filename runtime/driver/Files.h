@@ -25,6 +25,25 @@ struct Chunk {
 bool writeFileAtomically(const std::string &path,
                          const std::vector<Chunk> &chunks, std::string &error);
 
+/// A regular file written the way writeFileAtomically writes one, in
+/// pieces: into a temporary file beside `path`, published by commit() with
+/// fsync and one rename (and the directory flushed). Destroyed without a
+/// commit (or after a failed one), it removes the temporary file.
+class AtomicFile {
+public:
+  AtomicFile() = default;
+  AtomicFile(const AtomicFile &) = delete;
+  AtomicFile &operator=(const AtomicFile &) = delete;
+  ~AtomicFile();
+  bool open(const std::string &path, std::string &error);
+  bool write(const void *data, size_t bytes, std::string &error);
+  bool commit(std::string &error);
+
+private:
+  std::string path, temp;
+  int fd = -1;
+};
+
 /// Reads the regular file `path` whole if it holds at most `maxBytes` bytes;
 /// a device, FIFO or directory, or a larger file, is an error (a one-line
 /// message), so an input that never ends cannot exhaust memory.
