@@ -43,7 +43,8 @@ fresh process. zero-run compiles once per model into a temporary cache
 (the compile seconds shown), then the timed runs read that cache.
 
 PyTorch comes from the venv --venv (default BUILD/bench-venv), created with
-`python -m venv` and `pip install torch numpy` if it is missing; without
+`python -m venv` and `pip install torch numpy safetensors` if it is missing
+(safetensors for the checkpoint tests of the integration suite); without
 --venv an interpreter that already imports torch is used as it is.
 """
 
@@ -315,7 +316,7 @@ def run_torch(python, spec, tmp):
 # --- the venv ----------------------------------------------------------------
 
 def has_torch(python):
-    return subprocess.run([python, '-c', 'import torch, numpy'],
+    return subprocess.run([python, '-c', 'import torch, numpy, safetensors'],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
 
@@ -332,12 +333,12 @@ def torch_python(args):
     if os.path.exists(python) and has_torch(python):
         return python
     if not os.path.exists(python):
-        print(f"creating {venv} (python -m venv; pip install torch numpy)", flush=True)
+        print(f"creating {venv} (python -m venv; pip install torch numpy safetensors)", flush=True)
         run([sys.executable, '-m', 'venv', venv], f"python -m venv {venv}")
     else:
-        print(f"{venv} lacks torch or numpy: pip install torch numpy", flush=True)
-    run([python, '-m', 'pip', 'install', '--quiet', 'torch', 'numpy'],
-        f"pip install torch numpy into {venv}")
+        print(f"{venv} lacks torch, numpy or safetensors: pip install torch numpy safetensors", flush=True)
+    run([python, '-m', 'pip', 'install', '--quiet', 'torch', 'numpy', 'safetensors'],
+        f"pip install torch numpy safetensors into {venv}")
     if not has_torch(python):
         fail(f"{python} still cannot import torch after pip install")
     return python

@@ -5,6 +5,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -45,6 +46,28 @@ if shutil.which("mpirun"):
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         mpirun += " --allow-run-as-root"
     config.substitutions.append(("%mpirun", mpirun))
+# A Python with safetensors and numpy (and maybe PyTorch) for the checkpoint
+# round trips: this build's bench venv (bench/vs_pytorch.py creates it and
+# installs them) or the Python lit runs with.
+for python in [os.path.join(config.zero_obj_root, "bench-venv", "bin", "python"),
+               config.python_executable]:
+    probe = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('%s') else 1)"
+    if os.path.exists(python) and all(
+            subprocess.run([python, "-c", probe % m], capture_output=True).returncode == 0
+            for m in ("safetensors", "numpy")):
+        config.available_features.add("safetensors")
+        config.substitutions.append(("%safetensors_python", python))
+        if subprocess.run([python, "-c", probe % "torch"],
+                          capture_output=True).returncode == 0:
+            config.available_features.add("torch")
+        break
+# A private tmpfs of a chosen size (a user and mount namespace, no root
+# needed where the kernel allows it) for tests of a full disk.
+if shutil.which("unshare") and subprocess.run(
+        ["unshare", "-rm", "sh", "-c",
+         "mount -t tmpfs -o size=64k tmpfs /tmp"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("tmpfs")
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")
 

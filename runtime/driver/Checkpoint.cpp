@@ -799,6 +799,8 @@ bool zero::driver::importSafetensors(const std::string &in,
         !offsets->isArray() || offsets->items().size() != 2 ||
         !offsets->items()[0].isInteger() || !offsets->items()[1].isInteger())
       return bad(in + " lacks dtype, shape or data_offsets");
+    if (m.find(kv.first))
+      return bad(in + " appears twice in the header");
     CkptTensor t;
     t.param = kv.first;
     bool known = false;

@@ -683,15 +683,33 @@ double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
   const std::string file = tempPath + "/" + shardFileName(rank);
   if (killInSave(saveIndex, shardFileName(rank)))
     writeHalfAndDie(file, mine);
-  uint32_t crc = 0;
-  if (!writeShardFile(file, mine, crc, error))
-    failed(error);
-  // Rank 0 learns every file's CRC-32 (sizes it knows).
+  // Every rank learns every file's CRC-32 (sizes it knows) or why it could
+  // not be written, so that one line reports a failed save and rank 0
+  // clears the temporary directory.
+  struct {
+    uint32_t crc = 0, failed = 0;
+    char error[504] = {};
+  } report;
+  if (!writeShardFile(file, mine, report.crc, error)) {
+    report.failed = 1;
+    std::snprintf(report.error, sizeof report.error, "%s", error.c_str());
+  }
+  std::string firstError;
   for (int q = 0; q < world; ++q) {
-    uint32_t c = crc;
-    if (zrt_broadcast_bytes(&c, sizeof c, q) != 0)
+    auto r = report;
+    if (zrt_broadcast_bytes(&r, sizeof r, q) != 0)
       fail(zrt_last_error());
-    m.files[q].crc32 = c;
+    m.files[q].crc32 = r.crc;
+    if (r.failed && firstError.empty())
+      firstError = world > 1 ? format("rank %d: %s", q, r.error) : r.error;
+  }
+  if (!firstError.empty()) {
+    if (rank == 0)
+      removeTree(tempPath);
+    failAll(format("checkpoint of step %lld not saved: ",
+                   static_cast<long long>(step)) +
+            firstError + " (an earlier checkpoint in '" + root +
+            "' is untouched)");
   }
   if (rank == 0) {
     std::string text = manifestToJson(m);
