@@ -280,9 +280,9 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
     error = "--resume and --init both give the initial parameters; use one";
     return false;
   }
-  if (!opts.resume.empty() && opts.checkGrads) {
-    error = "--check-grads checks the initial parameters; it takes no "
-            "--resume";
+  if (opts.checkGrads && (!opts.resume.empty() || !opts.saveDir.empty())) {
+    error = "--check-grads checks the initial parameters and trains "
+            "nothing; it takes no --resume or --save";
     return false;
   }
   if (opts.progress != "auto" && opts.progress != "bar" &&
