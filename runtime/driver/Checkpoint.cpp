@@ -665,10 +665,15 @@ bool zero::driver::publishCheckpoint(const std::string &root,
   return true;
 }
 
-void zero::driver::pruneCheckpoints(const std::string &root, unsigned keep) {
+void zero::driver::pruneCheckpoints(const std::string &root, unsigned keep,
+                                    const std::string &current) {
   std::vector<std::pair<int64_t, std::string>> published;
+  if (keep == 0)
+    return;
   for (const std::string &n : listDirectory(root)) {
     int64_t step = stepOfName(n);
+    if (n == current)
+      continue;
     if (step >= 0 && exists(join(join(root, n), kManifestName)))
       published.emplace_back(step, n);
     else if (n.size() > 6 && n.rfind(".step-", 0) == 0 &&
@@ -677,7 +682,7 @@ void zero::driver::pruneCheckpoints(const std::string &root, unsigned keep) {
       removeTree(join(root, n));
   }
   std::sort(published.rbegin(), published.rend());
-  for (size_t i = keep; i < published.size(); ++i)
+  for (size_t i = keep - 1; i < published.size(); ++i)
     removeTree(join(root, published[i].second));
 }
 

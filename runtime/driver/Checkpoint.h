@@ -148,9 +148,11 @@ bool syncDirectory(const std::string &path, std::string &error);
 /// and flushes `root`.
 bool publishCheckpoint(const std::string &root, const std::string &temp,
                        const std::string &final, std::string &error);
-/// Removes all but the newest `keep` published checkpoints in `root`, and
-/// temporary directories that an interrupted save left behind.
-void pruneCheckpoints(const std::string &root, unsigned keep);
+/// Removes all but `keep` published checkpoints in `root`: `current` (the
+/// one just saved, whatever its step) and the newest others; and temporary
+/// directories that an interrupted save left behind.
+void pruneCheckpoints(const std::string &root, unsigned keep,
+                      const std::string &current);
 
 /// Writes the parameters of checkpoint `dir` (verified first) to one
 /// safetensors file, each under its name with its shape; atomically.

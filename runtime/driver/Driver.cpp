@@ -79,7 +79,8 @@ constexpr const char *kUsage = R"(Training:
                          (docs/checkpoints.md)
   --save-every K         also save after every K steps (default 0: at the
                          end only)
-  --save-keep N          keep the newest N checkpoints in DIR (default 2)
+  --save-keep N          keep N checkpoints in DIR: the one just saved and
+                         the newest others (default 2)
   --resume PATH          continue the run saved in PATH (a checkpoint, or a
                          --save directory: its newest one) exactly: its
                          parameters, optimizer states, step and seed, at any
@@ -720,7 +721,7 @@ double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
     if (!writeShardFile(path, {{text.data(), text.size()}}, ignored, error) ||
         !publishCheckpoint(root, temp, final, error))
       failed(error);
-    pruneCheckpoints(root, opts.saveKeep);
+    pruneCheckpoints(root, opts.saveKeep, final);
   }
   // The save is over on every rank once rank 0 has published it.
   if (zrt_broadcast_bytes(&ready, 1, 0) != 0)

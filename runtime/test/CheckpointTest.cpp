@@ -158,7 +158,7 @@ TEST(Checkpoint, PublishReplacesAndPruneKeepsNewest) {
   ASSERT_TRUE(publishCheckpoint(root.path, ".again.tmp", checkpointDirName(3),
                                 error));
   ASSERT_TRUE(makeDirectories(root.path + "/.step-00000009.tmp", error));
-  pruneCheckpoints(root.path, 2);
+  pruneCheckpoints(root.path, 2, checkpointDirName(3));
   struct stat st;
   EXPECT_NE(::stat((root.path + "/step-00000001").c_str(), &st), 0);
   EXPECT_EQ(::stat((root.path + "/step-00000002").c_str(), &st), 0);
@@ -170,6 +170,11 @@ TEST(Checkpoint, PublishReplacesAndPruneKeepsNewest) {
   std::string text;
   in >> text;
   EXPECT_EQ(text, "again");
+  // The checkpoint just saved is kept even when newer-numbered ones exist
+  // (a run resumed from an older checkpoint into the same directory).
+  pruneCheckpoints(root.path, 1, checkpointDirName(2));
+  EXPECT_EQ(::stat((root.path + "/step-00000002").c_str(), &st), 0);
+  EXPECT_NE(::stat((root.path + "/step-00000003").c_str(), &st), 0);
 }
 
 /// Random edits of a valid text: byte flips, cuts, duplicated spans.
