@@ -53,6 +53,13 @@ bool zero::driver::isFloat(DType type) {
          type == DType::F16;
 }
 
+std::string zero::driver::shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 bool zero::driver::parseDType(const std::string &name, DType &out) {
   for (DType t : {DType::F32, DType::F64, DType::BF16, DType::F16, DType::I8,
                   DType::I16, DType::I32, DType::I64})

@@ -22,6 +22,8 @@ enum class DType { F32, F64, BF16, F16, I8, I16, I32, I64 };
 size_t dtypeBytes(DType type);
 const char *dtypeName(DType type);
 bool isFloat(DType type);
+/// "[64, 32]".
+std::string shapeString(const std::vector<int64_t> &shape);
 /// The dtype called `name` ("f32", "bf16", ...); false if there is none.
 bool parseDType(const std::string &name, DType &out);
 

@@ -443,6 +443,11 @@ bool zero::driver::resolveCheckpoint(const std::string &path, std::string &dir,
   return true;
 }
 
+bool zero::driver::openCheckpoint(const std::string &path, std::string &dir,
+                                  CkptManifest &m, std::string &error) {
+  return resolveCheckpoint(path, dir, error) && readManifest(dir, m, error);
+}
+
 bool zero::driver::readManifest(const std::string &dir, CkptManifest &m,
                                 std::string &error) {
   std::string path = join(dir, kManifestName), text;
@@ -559,23 +564,10 @@ bool zero::driver::writeShardFile(const std::string &path,
     return false;
   }
   crc = 0;
+  for (const Chunk &c : chunks)
+    crc = crc32Update(crc, c.data, c.bytes);
   std::string why;
-  for (const Chunk &c : chunks) {
-    const char *p = static_cast<const char *>(c.data);
-    size_t left = c.bytes;
-    crc = crc32Update(crc, p, left);
-    while (left > 0 && why.empty()) {
-      ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        why = std::strerror(n < 0 ? errno : ENOSPC);
-      else
-        p += n, left -= static_cast<size_t>(n);
-    }
-    if (!why.empty())
-      break;
-  }
+  writeChunks(fd, chunks, why);
   if (why.empty() && ::fsync(fd) != 0)
     why = std::strerror(errno);
   if (::close(fd) != 0 && why.empty())
@@ -620,18 +612,6 @@ void zero::driver::removeTree(const std::string &path) {
   } else {
     ::unlink(path.c_str());
   }
-}
-
-bool zero::driver::syncDirectory(const std::string &path, std::string &error) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    error = "cannot flush directory '" + path + "': " + std::strerror(errno);
-    if (fd >= 0)
-      ::close(fd);
-    return false;
-  }
-  ::close(fd);
-  return true;
 }
 
 bool zero::driver::publishCheckpoint(const std::string &root,
@@ -869,19 +849,9 @@ bool zero::driver::importSafetensors(const std::string &in,
     ok = writeShardFile(join(tempPath, kManifestName),
                         {{manifest.data(), manifest.size()}}, ignored, error);
   }
-  if (ok && exists(trimmed)) {
-    error = "cannot import into '" + outDir + "': it appeared meanwhile";
-    ok = false;
-  }
   if (ok)
-    ok = syncDirectory(tempPath, error);
-  if (ok && ::rename(tempPath.c_str(), trimmed.c_str()) != 0) {
-    error = "cannot create '" + outDir + "': " + std::strerror(errno);
-    ok = false;
-  }
-  if (!ok) {
+    ok = publishCheckpoint(parent, temp, base, error);
+  if (!ok)
     removeTree(tempPath);
-    return false;
-  }
-  return syncDirectory(parent, error);
+  return ok;
 }

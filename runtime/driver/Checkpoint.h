@@ -109,6 +109,9 @@ bool manifestFromJson(const std::string &text, CkptManifest &m,
 bool resolveCheckpoint(const std::string &path, std::string &dir,
                        std::string &error);
 bool readManifest(const std::string &dir, CkptManifest &m, std::string &error);
+/// resolveCheckpoint, then readManifest of what it found.
+bool openCheckpoint(const std::string &path, std::string &dir, CkptManifest &m,
+                    std::string &error);
 
 /// zlib's CRC-32 of `bytes` at `data`, continuing `crc` (0 to start).
 uint32_t crc32Update(uint32_t crc, const void *data, size_t bytes);
@@ -141,8 +144,6 @@ bool writeShardFile(const std::string &path, const std::vector<Chunk> &chunks,
 bool makeDirectories(const std::string &path, std::string &error);
 /// rm -r, quietly.
 void removeTree(const std::string &path);
-/// fsync of a directory, so that the names in it are on disk.
-bool syncDirectory(const std::string &path, std::string &error);
 /// Makes the complete checkpoint in directory `temp` visible as `final`
 /// (both in directory `root`) with one rename, replacing an older `final`,
 /// and flushes `root`.

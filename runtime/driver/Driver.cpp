@@ -588,10 +588,7 @@ std::vector<Held> heldTensors(const Abi &abi, Buffers &b, int rank) {
 }
 
 std::string describeTensor(const CkptTensor &t) {
-  std::string s = std::string(dtypeName(t.dtype)) + " [";
-  for (size_t i = 0; i < t.shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(t.shape[i]);
-  return s + "]";
+  return std::string(dtypeName(t.dtype)) + " " + shapeString(t.shape);
 }
 
 /// ZERO_TEST_KILL_IN_SAVE=K:FILE: in this run's K-th save, the process
@@ -747,10 +744,8 @@ CkptManifest resumeCheckpoint(std::vector<Held> &held, const std::string &path,
                               std::string &dir) {
   const int rank = zrt_world_rank(), world = zrt_world_size();
   std::string error;
-  if (!resolveCheckpoint(path, dir, error))
-    failAll(error);
   CkptManifest m;
-  if (!readManifest(dir, m, error))
+  if (!openCheckpoint(path, dir, m, error))
     failAll(error);
   const std::string from = "checkpoint '" + dir + "'";
   bool fresh = !m.hasStates();
@@ -995,6 +990,13 @@ int train(const zrt_driver_program &program, Options &opts) {
                      "step count to train to); give --steps %lld or more",
                      resumedFrom.c_str(), static_cast<long long>(startStep),
                      opts.steps, static_cast<long long>(startStep)));
+    bool statesFromZero = !m.hasStates() && !abi.states.empty();
+    if (rank == 0 && statesFromZero && startStep > 0)
+      std::fprintf(stderr,
+                   "%s: warning: %s holds no optimizer states; this step's "
+                   "optimizer starts its states from zero at step %lld\n",
+                   tool.c_str(), resumedFrom.c_str(),
+                   static_cast<long long>(startStep + 1));
     if (rank == 0 && opts.progress != "none") {
       std::fprintf(stderr,
                    "resumed from %s: step %lld, saved by %lld rank(s) at "

@@ -12,8 +12,8 @@
 
 using namespace zero::driver;
 
-namespace {
-bool writeAll(int fd, const std::vector<Chunk> &chunks, std::string &error) {
+bool zero::driver::writeChunks(int fd, const std::vector<Chunk> &chunks,
+                               std::string &error) {
   for (const Chunk &c : chunks) {
     const char *p = static_cast<const char *>(c.data);
     size_t left = c.bytes;
@@ -31,7 +31,18 @@ bool writeAll(int fd, const std::vector<Chunk> &chunks, std::string &error) {
   }
   return true;
 }
-} // namespace
+
+bool zero::driver::syncDirectory(const std::string &path, std::string &error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    error = "cannot flush directory '" + path + "': " + std::strerror(errno);
+    if (fd >= 0)
+      ::close(fd);
+    return false;
+  }
+  ::close(fd);
+  return true;
+}
 
 bool zero::driver::writeFileAtomically(const std::string &path,
                                        const std::vector<Chunk> &chunks,
@@ -41,7 +52,7 @@ bool zero::driver::writeFileAtomically(const std::string &path,
   if (path == "/dev/stdout" || path == "/dev/stderr") {
     std::fflush(path == "/dev/stdout" ? stdout : stderr);
     std::string why;
-    if (!writeAll(path == "/dev/stdout" ? STDOUT_FILENO : STDERR_FILENO,
+    if (!writeChunks(path == "/dev/stdout" ? STDOUT_FILENO : STDERR_FILENO,
                   chunks, why)) {
       error = "cannot write '" + path + "': " + why;
       return false;
@@ -57,7 +68,7 @@ bool zero::driver::writeFileAtomically(const std::string &path,
                   (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     std::string why;
-    if (fd < 0 || !writeAll(fd, chunks, why)) {
+    if (fd < 0 || !writeChunks(fd, chunks, why)) {
       error = "cannot write '" + path + "': " +
               (fd < 0 ? std::string(std::strerror(errno)) : why);
       if (fd >= 0)
@@ -103,7 +114,7 @@ bool AtomicFile::open(const std::string &target, std::string &error) {
 
 bool AtomicFile::write(const void *data, size_t bytes, std::string &error) {
   std::string why;
-  if (fd < 0 || !writeAll(fd, {{data, bytes}}, why)) {
+  if (fd < 0 || !writeChunks(fd, {{data, bytes}}, why)) {
     error = "cannot write '" + path + "': " + (fd < 0 ? "not open" : why);
     return false;
   }
@@ -142,14 +153,12 @@ bool AtomicFile::commit(std::string &error) {
     return false;
   }
   temp.clear();
-  // The new name on disk too: flush the directory that holds it.
+  // The new name on disk too: flush the directory that holds it (best
+  // effort: the file itself is complete either way).
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  int dfd = ::open(dir.empty() ? "/" : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  std::string ignored;
+  syncDirectory(dir.empty() ? "/" : dir, ignored);
   return true;
 }
 

@@ -16,6 +16,15 @@ struct Chunk {
   size_t bytes;
 };
 
+/// Writes every byte of `chunks` to descriptor `fd` (retrying short writes
+/// and EINTR); false with strerror's text in `error` (a full disk
+/// included).
+bool writeChunks(int fd, const std::vector<Chunk> &chunks, std::string &error);
+
+/// fsync of a directory, so that the names in it are on disk; the error
+/// names the directory.
+bool syncDirectory(const std::string &path, std::string &error);
+
 /// Writes `chunks` to `path` so that the destination never holds a partial
 /// file: into a temporary file beside it, flushed to disk (fsync), then
 /// renamed over it. /dev/stdout and /dev/stderr go to the process's own

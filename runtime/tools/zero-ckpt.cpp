@@ -51,13 +51,6 @@ written whole or not at all.
   std::exit(1);
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string bytesText(uint64_t bytes) {
   char buf[64];
   if (bytes >= 10000000)
@@ -71,10 +64,8 @@ std::string bytesText(uint64_t bytes) {
 
 CkptManifest load(const std::string &path, std::string &dir) {
   std::string error;
-  if (!resolveCheckpoint(path, dir, error))
-    fail(error);
   CkptManifest m;
-  if (!readManifest(dir, m, error))
+  if (!openCheckpoint(path, dir, m, error))
     fail(error);
   return m;
 }
@@ -111,13 +102,15 @@ int info(const std::string &path, bool json) {
               "(%lld elements)%s\n",
               static_cast<long long>(params), static_cast<long long>(paramElems),
               static_cast<long long>(states), static_cast<long long>(stateElems),
-              states ? "" : ": a resumed run starts its optimizer fresh");
+              states ? ""
+                     : ": a resumed run starts its optimizer's states (if "
+                       "it keeps any) from zero");
   std::printf("  %-32s %-8s %-5s %-18s %10s %10s %s\n", "tensor", "state",
               "dtype", "shape", "padded", "shard", "pieces");
   for (const CkptTensor &t : m.tensors)
     std::printf("  %-32s %-8s %-5s %-18s %10lld %10lld %zu%s\n", t.param.c_str(),
                 t.state ? t.kind.c_str() : "-", dtypeName(t.dtype),
-                shapeText(t.shape).c_str(), static_cast<long long>(t.padded),
+                shapeString(t.shape).c_str(), static_cast<long long>(t.padded),
                 static_cast<long long>(t.shard), t.pieces.size(),
                 t.sharded ? " (sharded)" : "");
   uint64_t total = 0;
