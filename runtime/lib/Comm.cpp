@@ -72,6 +72,8 @@ struct World {
   std::atomic<int> size{1};
   bool ownsMpi = false;
   MPI_Comm comm = MPI_COMM_NULL;
+  /// MPI_Query_thread's answer: any thread may call MPI under the mutex.
+  std::atomic<bool> threadsAllowed{true};
   /// Carries the questions ranks ask each other when a collective times
   /// out (which collective each has reached), apart from the collectives.
   MPI_Comm control = MPI_COMM_NULL;
@@ -161,6 +163,11 @@ void initLocked(World &w) {
     MPI_Comm_free(&comm);
     check(rc, "MPI_Comm_dup");
   }
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Query_thread(&provided) == MPI_SUCCESS)
+    w.threadsAllowed.store(provided >= MPI_THREAD_SERIALIZED);
+  else
+    w.threadsAllowed.store(false);
   w.comm = comm;
   w.control = control;
   w.rank.store(rank);
@@ -718,6 +725,12 @@ void finalizeWorld() {
   check(MPI_Comm_free(&comm), "MPI_Comm_free");
   if (owns)
     check(MPI_Finalize(), "MPI_Finalize");
+}
+
+bool threadsAllowed() {
+  initWorld();
+  World &w = world();
+  return w.state.load() != State::Mpi || w.threadsAllowed.load();
 }
 
 int rank() {

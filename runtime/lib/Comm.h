@@ -37,6 +37,11 @@ void initWorld();
 /// no longer communicate).
 void finalizeWorld();
 
+/// Whether collectives may run on a thread of the runtime's own (the
+/// communication thread): always, unless the application initialized MPI
+/// with less than MPI_THREAD_SERIALIZED. Sets the world up if needed.
+bool threadsAllowed();
+
 /// Rank and size, setting the world up if needed.
 int rank();
 int size();

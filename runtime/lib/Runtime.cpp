@@ -28,8 +28,9 @@
 #include "zero/runtime.h"
 
 #include "Backend.h"
-#include "ThreadPool.h"
 #include "Comm.h"
+#include "CommQueue.h"
+#include "ThreadPool.h"
 
 #include <algorithm>
 #include <atomic>
@@ -37,12 +38,14 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -683,6 +686,11 @@ public:
     totals.seconds[kind] += seconds;
   }
 
+  void recordWait(double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    totals.wait_seconds += seconds;
+  }
+
   zrt_comm_stats get() {
     std::lock_guard<std::mutex> lock(mutex);
     return totals;
@@ -703,19 +711,124 @@ CommCounters &commCounters() {
   return *instance;
 }
 
-/// Runs one collective entry point: `fn` returns the bytes sent; the call
-/// is timed and counted if it succeeds, and a failure goes to the fatal
-/// handler.
+using Clock = std::chrono::steady_clock;
+
+/// zrt_set_sim_link: one link, one collective at a time.
+class SimLink {
+public:
+  void set(double bytesPerSecond, double latency) {
+    if (!(bytesPerSecond >= 0) || !(latency >= 0) || std::isinf(latency))
+      throw Error(format("the link needs a bandwidth >= 0 (or INFINITY) and "
+                         "a finite latency >= 0; got %g bytes/s and %g s",
+                         bytesPerSecond, latency));
+    if (bytesPerSecond == 0 && latency != 0)
+      throw Error("a link with latency needs a bandwidth > 0 (INFINITY for "
+                  "latency only)");
+    std::lock_guard<std::mutex> lock(mutex);
+    on = bytesPerSecond != 0;
+    bandwidth = bytesPerSecond;
+    this->latency = latency;
+    freeAt = Clock::time_point();
+  }
+
+  /// Sleeps until the modelled end of a collective called at `issued` that
+  /// sent `bytes`.
+  void complete(Clock::time_point issued, uint64_t bytes) {
+    Clock::time_point end;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!on || comm::currentSize() <= 1)
+        return;
+      double seconds = latency + (std::isinf(bandwidth)
+                                      ? 0.0
+                                      : static_cast<double>(bytes) / bandwidth);
+      end = std::max(issued, freeAt) +
+            std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(seconds));
+      freeAt = end;
+    }
+    std::this_thread::sleep_until(end);
+  }
+
+private:
+  std::mutex mutex;
+  bool on = false;
+  double bandwidth = 0, latency = 0;
+  Clock::time_point freeAt;
+};
+
+SimLink &simLink() {
+  static SimLink *instance = new SimLink();
+  return *instance;
+}
+
+/// Runs one collective: `fn` returns the bytes sent; the link model is
+/// applied and the call counted if it succeeds. Returns "" or the failure
+/// as "<entry>: <message>".
 template <typename Fn>
-void collective(const char *entry, zrt_collective kind, Fn &&fn) {
-  if (!guarded(entry, [&] {
-        auto start = std::chrono::steady_clock::now();
+std::string runCollective(const char *entry, zrt_collective kind,
+                          Clock::time_point issued, Fn &fn) {
+  if (guarded(entry, [&] {
+        Clock::time_point begin = Clock::now();
         uint64_t bytes = fn();
-        std::chrono::duration<double> elapsed =
-            std::chrono::steady_clock::now() - start;
+        simLink().complete(issued, bytes);
+        std::chrono::duration<double> elapsed = Clock::now() - begin;
         commCounters().record(kind, bytes, elapsed.count());
       }))
+    return "";
+  return lastError;
+}
+
+/// A failure from runCollective or the queue, on the calling thread: into
+/// lastError, then to the fatal handler.
+void reportCollectiveFailure(const std::string &error) {
+  std::snprintf(lastError, kErrorCapacity, "%s", error.c_str());
+  reportFatal();
+}
+
+/// A blocking collective entry point: runs after every started one, on the
+/// calling thread.
+template <typename Fn>
+void collective(const char *entry, zrt_collective kind, Fn &&fn) {
+  Clock::time_point issued = Clock::now();
+  std::string error = CommQueue::get().runHere(
+      [&] { return runCollective(entry, kind, issued, fn); });
+  if (!error.empty())
+    reportCollectiveFailure(error);
+}
+
+/// A *_start entry point: the arguments that need no world are checked
+/// here; the collective is queued for the communication thread (or run
+/// here, when MPI allows no second thread). Returns the request, or 0 after
+/// the fatal handler returned.
+template <typename Fn>
+int64_t startCollective(const char *entry, zrt_collective kind,
+                        const void *in, const void *out, int64_t count,
+                        Fn fn) {
+  if (!guarded(entry, [&] {
+        if (count < 0)
+          throw Error("count = " + std::to_string(count) + " is negative");
+        if (count > 0 && (!in || !out))
+          throw Error(std::string(!in ? "in" : "out") + " is NULL");
+        comm::initWorld();
+      })) {
     reportFatal();
+    return 0;
+  }
+  Clock::time_point issued = Clock::now();
+  CommQueue &queue = CommQueue::get();
+  if (!comm::threadsAllowed()) {
+    std::string error = queue.runHere(
+        [&] { return runCollective(entry, kind, issued, fn); });
+    if (!error.empty()) {
+      reportCollectiveFailure(error);
+      return 0;
+    }
+    return queue.lastTicket();
+  }
+  return queue.submit([entry, kind, issued, fn]() mutable {
+    return runCollective(entry, kind, issued, fn);
+  });
 }
 
 template <typename T>
@@ -766,6 +879,9 @@ void zrt_shutdown(void) {
           activeBackend.store(nullptr);
         }
         memory().releaseCached();
+        std::string error = CommQueue::get().drain();
+        if (!error.empty())
+          throw Error("a started collective failed: " + error);
         comm::finalizeWorld();
       }))
     reportFatal();
@@ -1060,6 +1176,69 @@ void zrt_all_gather_f64(const double *in, double *out, int64_t count) {
   collective("zrt_all_gather_f64", ZRT_ALL_GATHER, [&] {
     return comm::allGather(DType::F64, in, out, count);
   });
+}
+
+int64_t zrt_all_reduce_sum_start_f32(const float *in, float *out,
+                                     int64_t count) {
+  return startCollective(
+      "zrt_all_reduce_sum_start_f32", ZRT_ALL_REDUCE, in, out, count, [=] {
+        return comm::allReduce(DType::F32, comm::Op::Sum, in, out, count);
+      });
+}
+
+int64_t zrt_all_reduce_sum_start_f64(const double *in, double *out,
+                                     int64_t count) {
+  return startCollective(
+      "zrt_all_reduce_sum_start_f64", ZRT_ALL_REDUCE, in, out, count, [=] {
+        return comm::allReduce(DType::F64, comm::Op::Sum, in, out, count);
+      });
+}
+
+int64_t zrt_reduce_scatter_sum_start_f32(const float *in, float *out,
+                                         int64_t count) {
+  return startCollective("zrt_reduce_scatter_sum_start_f32",
+                         ZRT_REDUCE_SCATTER, in, out, count, [=] {
+                           return comm::reduceScatter(DType::F32, in, out,
+                                                      count);
+                         });
+}
+
+int64_t zrt_reduce_scatter_sum_start_f64(const double *in, double *out,
+                                         int64_t count) {
+  return startCollective("zrt_reduce_scatter_sum_start_f64",
+                         ZRT_REDUCE_SCATTER, in, out, count, [=] {
+                           return comm::reduceScatter(DType::F64, in, out,
+                                                      count);
+                         });
+}
+
+int64_t zrt_all_gather_start_f32(const float *in, float *out, int64_t count) {
+  return startCollective(
+      "zrt_all_gather_start_f32", ZRT_ALL_GATHER, in, out, count,
+      [=] { return comm::allGather(DType::F32, in, out, count); });
+}
+
+int64_t zrt_all_gather_start_f64(const double *in, double *out,
+                                 int64_t count) {
+  return startCollective(
+      "zrt_all_gather_start_f64", ZRT_ALL_GATHER, in, out, count,
+      [=] { return comm::allGather(DType::F64, in, out, count); });
+}
+
+void zrt_wait(int64_t request) {
+  Clock::time_point begin = Clock::now();
+  std::string error = CommQueue::get().wait(request);
+  std::chrono::duration<double> waited = Clock::now() - begin;
+  commCounters().recordWait(waited.count());
+  if (!error.empty())
+    reportCollectiveFailure(error);
+}
+
+int zrt_set_sim_link(double bytes_per_second, double latency_seconds) {
+  return guarded("zrt_set_sim_link",
+                 [&] { simLink().set(bytes_per_second, latency_seconds); })
+             ? 0
+             : 1;
 }
 
 float zrt_all_reduce_scalar_sum_f32(float value) {

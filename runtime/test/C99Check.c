@@ -46,9 +46,13 @@ int zrt_c99_comm_smoke(void) {
   zrt_all_gather_f32(in, out, 3);
   if (zrt_all_reduce_scalar_sum_f64(d) != d)
     return 3;
+  zrt_wait(zrt_all_gather_start_f32(in, out, 3));
+  if (zrt_set_sim_link(0.0, 0.0) != 0)
+    return 6;
   zrt_get_comm_stats(&stats);
   if (stats.calls[ZRT_ALL_REDUCE] != 1 || stats.calls[ZRT_REDUCE_SCATTER] != 1 ||
-      stats.calls[ZRT_ALL_GATHER] != 1 || stats.calls[ZRT_SCALAR_ALL_REDUCE] != 1)
+      stats.calls[ZRT_ALL_GATHER] != 2 || stats.calls[ZRT_SCALAR_ALL_REDUCE] != 1 ||
+      stats.wait_seconds < 0.0)
     return 4;
   for (i = 0; i < ZRT_NUM_COLLECTIVES; ++i)
     if (stats.bytes_sent[i] != 0)

@@ -186,6 +186,75 @@ TEST_F(RuntimeComm, InvalidArgumentsAreFatal) {
   expectCalls(0, 0, 0, 0);
 }
 
+// Started collectives in a world of one are copies, counted like the
+// blocking forms; requests are numbered in order and may be waited for in
+// any order, and twice.
+TEST_F(RuntimeComm, StartedCollectivesAreCopies) {
+  std::vector<float> in = specialValues<float>();
+  std::vector<float> a(in.size()), b(in.size()), c(in.size());
+  std::vector<double> d = specialValues<double>(), e(d.size());
+  const int64_t n = static_cast<int64_t>(in.size());
+  int64_t r1 = zrt_all_reduce_sum_start_f32(in.data(), a.data(), n);
+  int64_t r2 = zrt_reduce_scatter_sum_start_f32(in.data(), b.data(), n);
+  int64_t r3 = zrt_all_gather_start_f32(in.data(), c.data(), n);
+  int64_t r4 = zrt_all_gather_start_f64(d.data(), e.data(), n);
+  EXPECT_GT(r1, 0);
+  EXPECT_EQ(r2, r1 + 1);
+  EXPECT_EQ(r3, r2 + 1);
+  EXPECT_EQ(r4, r3 + 1);
+  zrt_wait(r2);
+  zrt_wait(r4);
+  zrt_wait(r1);
+  EXPECT_TRUE(sameBits(a, in));
+  EXPECT_TRUE(sameBits(b, in));
+  EXPECT_TRUE(sameBits(c, in));
+  EXPECT_TRUE(sameBits(e, d));
+  expectCalls(1, 1, 2, 0);
+  EXPECT_GE(commStats().wait_seconds, 0.0);
+}
+
+// A start with a negative count or a NULL buffer is fatal at once; an
+// error found while the collective runs is fatal from the wait, once, and
+// later collectives work again.
+TEST_F(RuntimeComm, StartedCollectiveErrors) {
+  float buffer[8] = {};
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_all_gather_start_f32(buffer, buffer + 4, -2);
+            }),
+            "zrt_all_gather_start_f32: count = -2 is negative");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_reduce_scatter_sum_start_f64(nullptr, nullptr, 3);
+            }),
+            "zrt_reduce_scatter_sum_start_f64: in is NULL");
+  int64_t bad = zrt_all_gather_start_f32(buffer + 2, buffer, 4);
+  EXPECT_EQ(fatalMessageOf([&] { zrt_wait(bad); }),
+            "zrt_all_gather_start_f32: in and out overlap (in place needs "
+            "in == out + rank * count)");
+  EXPECT_EQ(fatalMessageOf([&] { zrt_wait(bad); }), "<no fatal error>");
+  EXPECT_CONTAINS(fatalMessageOf([&] { zrt_wait(bad + 100); }),
+                  "zrt_wait: request");
+  EXPECT_CONTAINS(fatalMessageOf([&] { zrt_wait(0); }), "was never started");
+  float x = 2.0f, y = 0.0f;
+  zrt_wait(zrt_all_reduce_sum_start_f32(&x, &y, 1));
+  EXPECT_EQ(y, 2.0f);
+}
+
+// The simulated link refuses what is not a link.
+TEST_F(RuntimeComm, SimLinkArguments) {
+  EXPECT_NE(zrt_set_sim_link(-1.0, 0.0), 0);
+  EXPECT_CONTAINS(zrt_last_error(), "zrt_set_sim_link");
+  EXPECT_NE(zrt_set_sim_link(1e9, -1.0), 0);
+  EXPECT_NE(zrt_set_sim_link(0.0, 1e-6), 0);
+  EXPECT_NE(zrt_set_sim_link(1e9, std::numeric_limits<double>::infinity()), 0);
+  EXPECT_EQ(zrt_set_sim_link(std::numeric_limits<double>::infinity(), 1e-6),
+            0);
+  // A world of one sends nothing and waits for no link.
+  float x = 1.0f, y = 0.0f;
+  zrt_all_reduce_sum_f32(&x, &y, 1);
+  EXPECT_EQ(y, 1.0f);
+  EXPECT_EQ(zrt_set_sim_link(0.0, 0.0), 0);
+}
+
 // The comm bucket setter returns the previous value; 0 is the default.
 TEST_F(RuntimeComm, BucketSetting) {
   EXPECT_EQ(zrt_set_comm_bucket_bytes(4096), size_t(16) << 20);
@@ -230,7 +299,7 @@ TEST_F(RuntimeComm, C99ClientAgrees) {
   EXPECT_EQ(zrt_c99_sizeof_comm_stats(), sizeof(zrt_comm_stats));
   EXPECT_EQ(zrt_c99_offsetof_comm_stats_seconds(),
             offsetof(zrt_comm_stats, seconds));
-  EXPECT_EQ(sizeof(zrt_comm_stats), 3 * ZRT_NUM_COLLECTIVES * 8u);
+  EXPECT_EQ(sizeof(zrt_comm_stats), (3 * ZRT_NUM_COLLECTIVES + 1) * 8u);
   EXPECT_EQ(zrt_c99_comm_smoke(), 0);
 }
 

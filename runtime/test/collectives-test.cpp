@@ -13,6 +13,8 @@
 //   collectives-test mpi-error the ranks call an all-gather with different
 //                              counts: MPI reports truncation to the fatal
 //                              handler
+//   collectives-test mpi-error-started
+//                              the same, started: reported from zrt_wait
 //
 // The failure modes must end every rank with a non-zero exit status and
 // must not hang; expect-abort.sh checks that.
@@ -27,6 +29,7 @@
 
 #include "zero/runtime.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -184,6 +187,9 @@ template <> struct Api<float> {
   static constexpr auto allGather = zrt_all_gather_f32;
   static constexpr auto scalarSum = zrt_all_reduce_scalar_sum_f32;
   static constexpr auto scalarMax = zrt_all_reduce_scalar_max_f32;
+  static constexpr auto allReduceSumStart = zrt_all_reduce_sum_start_f32;
+  static constexpr auto reduceScatterStart = zrt_reduce_scatter_sum_start_f32;
+  static constexpr auto allGatherStart = zrt_all_gather_start_f32;
 };
 template <> struct Api<double> {
   static constexpr auto allReduceSum = zrt_all_reduce_sum_f64;
@@ -192,6 +198,9 @@ template <> struct Api<double> {
   static constexpr auto allGather = zrt_all_gather_f64;
   static constexpr auto scalarSum = zrt_all_reduce_scalar_sum_f64;
   static constexpr auto scalarMax = zrt_all_reduce_scalar_max_f64;
+  static constexpr auto allReduceSumStart = zrt_all_reduce_sum_start_f64;
+  static constexpr auto reduceScatterStart = zrt_reduce_scatter_sum_start_f64;
+  static constexpr auto allGatherStart = zrt_all_gather_start_f64;
 };
 
 std::string label(const char *op, const char *type, int64_t count,
@@ -391,6 +400,100 @@ template <typename T> void checkScalars(uint64_t salt) {
   }
 }
 
+/// Started collectives give the blocking forms' results bit for bit, in
+/// the order they were called, with blocking calls in between, whatever
+/// the order of the waits; and they are counted like the blocking forms.
+template <typename T> void checkStarted(int64_t count, uint64_t salt) {
+  const int N = worldSize;
+  const std::vector<T> x = data<T>(rank, count * N, salt);
+  const std::vector<T> y = data<T>(rank, count, salt + 1);
+  // The references, from the blocking calls.
+  std::vector<T> reduced(count * N), shard(count), gathered(count * N),
+      blockingSum(count);
+  Api<T>::allReduceSum(x.data(), reduced.data(), count * N);
+  Api<T>::reduceScatter(x.data(), shard.data(), count);
+  Api<T>::allGather(y.data(), gathered.data(), count);
+  Api<T>::allReduceSum(y.data(), blockingSum.data(), count);
+
+  zrt_comm_stats before = commStats();
+  std::vector<T> a(count * N, sentinel<T>()), b(count, sentinel<T>()),
+      c(count * N, sentinel<T>()), inPlace = x, d(count, sentinel<T>());
+  int64_t r1 = Api<T>::allReduceSumStart(x.data(), a.data(), count * N);
+  int64_t r2 = Api<T>::reduceScatterStart(x.data(), b.data(), count);
+  int64_t r3 = Api<T>::allGatherStart(y.data(), c.data(), count);
+  int64_t r4 =
+      Api<T>::allReduceSumStart(inPlace.data(), inPlace.data(), count * N);
+  // A blocking call runs after the started ones.
+  Api<T>::allReduceSum(y.data(), d.data(), count);
+  CHECK(r1 > 0 && r2 == r1 + 1 && r3 == r2 + 1 && r4 == r3 + 1,
+        "requests %lld %lld %lld %lld", (long long)r1, (long long)r2,
+        (long long)r3, (long long)r4);
+  zrt_wait(r3); // completes r1 and r2 too
+  zrt_wait(r1);
+  zrt_wait(r4);
+  zrt_wait(r2); // a second wait is allowed
+  zrt_comm_stats after = commStats();
+  std::string what = label("started", typeName<T>(), count, "");
+  CHECK(firstDifference(a.data(), reduced.data(), count * N) < 0,
+        "%s: all-reduce differs", what.c_str());
+  CHECK(firstDifference(inPlace.data(), reduced.data(), count * N) < 0,
+        "%s: in-place all-reduce differs", what.c_str());
+  CHECK(firstDifference(b.data(), shard.data(), count) < 0,
+        "%s: reduce-scatter differs", what.c_str());
+  CHECK(firstDifference(c.data(), gathered.data(), count * N) < 0,
+        "%s: all-gather differs", what.c_str());
+  CHECK(firstDifference(d.data(), blockingSum.data(), count) < 0,
+        "%s: blocking all-reduce after started ones differs", what.c_str());
+  const uint64_t calls[ZRT_NUM_COLLECTIVES] = {3, 1, 1, 0};
+  const uint64_t cN = (count * N + N - 1) / N, c1 = (count + N - 1) / N;
+  const uint64_t bytes[ZRT_NUM_COLLECTIVES] = {
+      2 * uint64_t(N - 1) * (2 * cN + c1) * sizeof(T),
+      uint64_t(N - 1) * uint64_t(count) * sizeof(T),
+      uint64_t(N - 1) * uint64_t(count) * sizeof(T), 0};
+  for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k) {
+    CHECK(after.calls[k] - before.calls[k] == calls[k], "%s: %llu calls of %s",
+          what.c_str(), (unsigned long long)(after.calls[k] - before.calls[k]),
+          zrt_collective_name(static_cast<zrt_collective>(k)));
+    CHECK(after.bytes_sent[k] - before.bytes_sent[k] == bytes[k],
+          "%s: %llu bytes of %s, expected %llu", what.c_str(),
+          (unsigned long long)(after.bytes_sent[k] - before.bytes_sent[k]),
+          zrt_collective_name(static_cast<zrt_collective>(k)),
+          (unsigned long long)bytes[k]);
+  }
+  CHECK(after.wait_seconds >= before.wait_seconds, "%s: wait time went back",
+        what.c_str());
+}
+
+/// zrt_set_sim_link: a collective completes no earlier than the link's
+/// latency plus its bytes over the bandwidth (a lower bound, which sleeping
+/// guarantees; nothing is asserted about how much later it completes).
+void checkSimLink() {
+  CHECK(zrt_set_sim_link(-1.0, 0.0) != 0, "a negative bandwidth is refused");
+  CHECK(zrt_set_sim_link(0.0, 1e-3) != 0, "latency without bandwidth");
+  CHECK(zrt_set_sim_link(std::nan(""), 0.0) != 0, "NaN bandwidth");
+  const int64_t count = 1000;
+  std::vector<float> in(count, 1.0f), out(count * worldSize);
+  const double bandwidth = 2e6, latency = 0.02; // bytes/s, s
+  CHECK(zrt_set_sim_link(bandwidth, latency) == 0, "%s", zrt_last_error());
+  const double modelled =
+      worldSize > 1
+          ? latency + double(worldSize - 1) * count * sizeof(float) / bandwidth
+          : 0.0;
+  for (bool started : {false, true}) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (started)
+      zrt_wait(zrt_all_gather_start_f32(in.data(), out.data(), count));
+    else
+      zrt_all_gather_f32(in.data(), out.data(), count);
+    double took = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+    CHECK(took >= modelled, "%s all-gather took %g s under a link that "
+          "needs %g s", started ? "a started" : "a blocking", took, modelled);
+  }
+  CHECK(zrt_set_sim_link(0.0, 0.0) == 0, "%s", zrt_last_error());
+}
+
 template <typename T> void checkType() {
   const int N = worldSize;
   uint64_t salt = sizeof(T);
@@ -425,6 +528,8 @@ template <typename T> void checkType() {
   zrt_set_comm_bucket_bytes(0);
   bucketBytes = 0;
   checkScalars<T>(++salt);
+  for (int64_t count : {int64_t(0), int64_t(1), int64_t(7), int64_t(4099)})
+    checkStarted<T>(count, ++salt);
 }
 
 struct Failure {
@@ -451,6 +556,7 @@ int runChecks(int expectedSize) {
 
   checkType<float>();
   checkType<double>();
+  checkSimLink();
 
   zrt_comm_stats total = commStats();
   if (worldSize == 1)
@@ -537,7 +643,18 @@ int main(int argc, char **argv) {
     zrt_shutdown();
     return 0;
   }
-  std::fprintf(stderr,
-               "usage: collectives-test check N | abort | fatal | mpi-error\n");
+  if (mode == "mpi-error-started") {
+    // As mpi-error, started: the error reaches the fatal handler from
+    // zrt_wait.
+    const int64_t count = rank == 0 ? 4 : 8;
+    std::vector<float> in(count, 1.0f), out(count * worldSize);
+    int64_t request = zrt_all_gather_start_f32(in.data(), out.data(), count);
+    zrt_wait(request);
+    std::fprintf(stderr, "rank %d: the wait returned\n", rank);
+    zrt_shutdown();
+    return 0;
+  }
+  std::fprintf(stderr, "usage: collectives-test check N | abort | fatal | "
+                       "mpi-error | mpi-error-started\n");
   return 2;
 }

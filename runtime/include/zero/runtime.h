@@ -487,6 +487,68 @@ ZRT_API size_t zrt_set_comm_bucket_bytes(size_t bytes);
  * behind, and ends the job with MPI_Abort. Process-wide. */
 ZRT_API double zrt_set_comm_timeout(double seconds);
 
+/* Asynchronous collectives. Each *_start entry point has the semantics and
+ * the in-place forms of the blocking entry point of the same name, but only
+ * queues the collective and returns a request (a positive number); the
+ * collective runs on the runtime's communication thread, and zrt_wait
+ * returns once it has completed. Until then the caller must neither write
+ * `in` nor read or write `out`, and must keep both allocated. Collectives,
+ * started and blocking alike, run in the order they were called, one at a
+ * time: a blocking collective called while started ones are pending runs
+ * after them. The rules for callers above apply to that order (every rank
+ * starts the same collectives in the same order), and each collective
+ * reduces exactly as its blocking form does, so results are bitwise those
+ * of the blocking calls. Requests complete in order: waiting for request r
+ * also completes every earlier one. Invalid arguments (as for the blocking
+ * forms) and MPI errors go to the fatal handler, from the first zrt_wait
+ * for the failed request or a later one (or the next blocking collective);
+ * requests queued behind a failed one are dropped until then, and a
+ * deadline that passes ends the job as for the blocking forms. A negative
+ * count or a NULL buffer goes to the fatal handler from the *_start call
+ * itself (which then returns 0). Waiting for a request twice is allowed; a
+ * request that was never returned goes to the fatal handler. When the
+ * application initialized MPI with less than MPI_THREAD_SERIALIZED, the
+ * *_start calls run the collective before they return.
+ *
+ * Counted like the blocking forms (calls, bytes, and `seconds` from the
+ * moment the communication thread begins the collective to its completion);
+ * the time callers spend blocked in zrt_wait is counted apart, in
+ * zrt_comm_stats.wait_seconds. */
+ZRT_API int64_t zrt_all_reduce_sum_start_f32(const float *in, float *out,
+                                             int64_t count);
+ZRT_API int64_t zrt_all_reduce_sum_start_f64(const double *in, double *out,
+                                             int64_t count);
+ZRT_API int64_t zrt_reduce_scatter_sum_start_f32(const float *in, float *out,
+                                                 int64_t count);
+ZRT_API int64_t zrt_reduce_scatter_sum_start_f64(const double *in,
+                                                 double *out, int64_t count);
+ZRT_API int64_t zrt_all_gather_start_f32(const float *in, float *out,
+                                         int64_t count);
+ZRT_API int64_t zrt_all_gather_start_f64(const double *in, double *out,
+                                         int64_t count);
+
+/* Blocks until `request` (and every request started before it) has
+ * completed. */
+ZRT_API void zrt_wait(int64_t request);
+
+/* A simulated interconnect, for measuring overlap on a machine whose ranks
+ * share memory (where MPI moves bytes with the cores that compute, so
+ * communication cannot hide behind computation). With a link set, every
+ * collective over more than one rank, blocking or started, completes no
+ * earlier than
+ *     begin + latency_seconds + bytes / bytes_per_second
+ * where bytes is what this rank sends (the counted bytes) and begin is the
+ * later of the moment it was called and the moment the link finished the
+ * previous collective (one link, one collective at a time). The collective
+ * really runs, on MPI, before that; the rest of the time the calling (or
+ * communication) thread sleeps, without spinning. It is a model of a link,
+ * not a measurement of one. bytes_per_second may be INFINITY (latency
+ * only); 0 for both turns the model off (the default). Returns 0, or
+ * nonzero with zrt_last_error() set for a negative or NaN value or a zero
+ * bandwidth with a nonzero latency. Process-wide; every rank should set the
+ * same link. */
+ZRT_API int zrt_set_sim_link(double bytes_per_second, double latency_seconds);
+
 /* The counters' kinds. The vector all-reduces (sum and max) count as
  * ZRT_ALL_REDUCE, the scalar entry points as ZRT_SCALAR_ALL_REDUCE. */
 typedef enum zrt_collective {
@@ -504,12 +566,16 @@ ZRT_API const char *zrt_collective_name(zrt_collective collective);
 /* Totals per kind since the last reset, on this rank: `calls` counts entry
  * point calls (count == 0 and worlds of one rank included), `bytes_sent`
  * the bytes this rank sends by the formulas above, `seconds` the wall time
- * spent inside the calls (steady clock; it includes waiting for the other
- * ranks). Calls rejected as invalid are not counted. */
+ * the collectives ran (steady clock; it includes waiting for the other
+ * ranks and a simulated link's time; for a started collective, from the
+ * moment the communication thread begins it). Calls rejected as invalid
+ * are not counted. */
 typedef struct zrt_comm_stats {
   uint64_t calls[ZRT_NUM_COLLECTIVES];
   uint64_t bytes_sent[ZRT_NUM_COLLECTIVES];
   double seconds[ZRT_NUM_COLLECTIVES];
+  /* Time spent blocked in zrt_wait, all kinds together. */
+  double wait_seconds;
 } zrt_comm_stats;
 
 /* A consistent snapshot of the counters. NULL is a no-op. */
