@@ -19,6 +19,9 @@ Checks, per rank (the largest peak over ranks):
   - gradients: a full gradient before its reduce-scatter plus a tied
     parameter's gradient accumulating over the backward pass, so two of the
     largest tensor.
+  With --scheduled (a zero-schedule step) the upper bounds are not checked:
+  prefetched parameters and gradients in flight are held at once by design,
+  and the exact per-category prediction is what bounds them.
 """
 
 import argparse
@@ -35,6 +38,10 @@ def main():
     ap.add_argument('report')
     ap.add_argument('stats')
     ap.add_argument('--tol', type=float, default=0.05)
+    ap.add_argument('--scheduled', action='store_true',
+                    help='a zero-schedule step: prefetched parameters and '
+                    'gradients in flight are held at once by design, so '
+                    'only the lower bounds of the accounting apply')
     args = ap.parse_args()
     report = json.load(open(args.report))[0]
     stats = json.load(open(args.stats))
@@ -54,14 +61,21 @@ def main():
               + (f" accounting {states[c]}" if c in states else ''))
         if peak[c] != by_category[c]:
             failures.append(f'{c}: measured {peak[c]} != predicted {by_category[c]}')
-    if rel > args.tol:
+    if args.scheduled:
+        # When the communication thread allocates a collective's scratch
+        # between its start and its wait depends on timing; the prediction
+        # holds it for all of that time, so the total is an upper bound.
+        if peak['total'] > predicted:
+            failures.append(f"total: measured {peak['total']} > predicted {predicted}")
+    elif rel > args.tol:
         failures.append(f'total: relative difference {rel:.2e} > {args.tol}')
     if peak['optimizer_states'] != states['optimizer_states']:
         failures.append('optimizer_states: measured != accounting')
     for c in ('params', 'grads'):
-        if not states[c] <= peak[c] <= states[c] + transient[c]:
+        upper = float('inf') if args.scheduled else states[c] + transient[c]
+        if not states[c] <= peak[c] <= upper:
             failures.append(f'{c}: measured {peak[c]} outside [{states[c]}, '
-                            f'{states[c] + transient[c]}] (accounting + transients)')
+                            f'{upper}] (accounting + transients)')
     for f in failures:
         print('FAIL ' + f)
     print('PASS' if not failures else 'FAIL')

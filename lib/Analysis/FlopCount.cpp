@@ -90,26 +90,46 @@ FailureOr<int64_t> FlopCounter::countOp(Operation *op) {
   return zero::isFloatingPointOp(op) ? 1 : 0;
 }
 
+std::optional<int64_t> mlir::zero::linalgFlops(Operation *operation) {
+  auto op = dyn_cast<linalg::LinalgOp>(operation);
+  if (!op)
+    return std::nullopt;
+  int64_t iterations = 1;
+  for (int64_t range : op.getStaticLoopRanges())
+    if (ShapedType::isDynamic(range) ||
+        llvm::MulOverflow(iterations, range, iterations))
+      return std::nullopt;
+  int64_t perIteration = 0;
+  for (Operation &inner : *op.getBlock()) {
+    if (inner.getNumRegions() != 0)
+      return std::nullopt;
+    if (zero::isFloatingPointOp(&inner))
+      ++perIteration;
+  }
+  int64_t flops;
+  if (llvm::MulOverflow(iterations, perIteration, flops))
+    return std::nullopt;
+  return flops;
+}
+
 FailureOr<int64_t> FlopCounter::countLinalg(linalg::LinalgOp op) {
+  if (std::optional<int64_t> flops = zero::linalgFlops(op))
+    return *flops;
+  // Say why.
   int64_t iterations = 1;
   for (int64_t range : op.getStaticLoopRanges()) {
     if (ShapedType::isDynamic(range))
       return op->emitError("cannot count FLOPs of a linalg op with a dynamic "
                            "iteration space");
-    FailureOr<int64_t> r = mul(op, iterations, range);
-    if (failed(r))
-      return failure();
-    iterations = *r;
+    if (llvm::MulOverflow(iterations, range, iterations))
+      break;
   }
-  int64_t perIteration = 0;
-  for (Operation &inner : *op.getBlock()) {
+  for (Operation &inner : *op.getBlock())
     if (inner.getNumRegions() != 0)
       return inner.emitError("cannot count FLOPs of an op with regions inside "
                              "a linalg body");
-    if (zero::isFloatingPointOp(&inner))
-      ++perIteration;
-  }
-  return mul(op, iterations, perIteration);
+  return op->emitError() << "FLOP count of '" << op->getName()
+                         << "' overflows int64";
 }
 
 FailureOr<int64_t> FlopCounter::countFor(scf::ForOp op) {

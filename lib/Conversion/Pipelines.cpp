@@ -137,6 +137,12 @@ void zero::buildTrainPipeline(OpPassManager &pm,
   partition.stage = opts.stage;
   partition.worldSize = opts.worldSize;
   pm.addPass(createZeroPartitionPass(partition));
+  if (opts.schedule) {
+    ZeroSchedulePassOptions schedule;
+    schedule.linkGbps = opts.linkGbps;
+    schedule.linkLatencyUs = opts.linkLatencyUs;
+    pm.addPass(createZeroSchedulePass(schedule));
+  }
   LowerCPUOptions lower;
   lower.gemmToRuntime = opts.gemmToRuntime;
   lower.approximateMath = opts.approximateMath;

@@ -14,7 +14,7 @@
 
 #include "zero/Analysis/Allocations.h"
 #include "zero/Conversion/Pipelines.h"
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROSHARDTORUNTIMEPASS
@@ -37,11 +38,14 @@ using namespace mlir::bufferization;
 namespace {
 
 /// A contiguous buffer holding `memref`'s elements: the memref itself when
-/// its innermost stride is 1 and it is 1-D or rank 0, else a copy.
+/// it has the identity layout, or is 1-D (or rank 0) with unit stride, else
+/// a copy.
 Value contiguous(RewriterBase &rewriter, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
+  if (type.getLayout().isIdentity())
+    return memref;
   if (type.getRank() <= 1 && succeeded(type.getStridesAndOffset(strides, offset)) &&
       (strides.empty() || strides.back() == 1))
     return memref;
@@ -196,6 +200,237 @@ struct AllReduceModel
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Started collectives (zero dialect)
+//===----------------------------------------------------------------------===//
+
+/// A started collective on tensors becomes the memref form: a fresh result
+/// buffer (the all-reduce works in place where the analysis allows), the
+/// input made contiguous, and the token. The pending tensor is the result
+/// buffer, which only the wait touches.
+template <typename OpT>
+struct StartModel
+    : public BufferizableOpInterface::ExternalModel<StartModel<OpT>, OpT> {
+  static constexpr bool kInPlace = std::is_same_v<OpT, zero::AllReduceStartOp>;
+
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return kInPlace;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    if (!kInPlace)
+      return {};
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return !kInPlace; }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto start = cast<OpT>(op);
+    if (!start.hasTensorSemantics())
+      return success();
+    FailureOr<Value> in =
+        getBuffer(rewriter, start.getInput(), options, state);
+    if (failed(in))
+      return failure();
+    Location loc = op->getLoc();
+    auto resultType = cast<RankedTensorType>(start.getPending().getType());
+    auto outType =
+        MemRefType::get(resultType.getShape(), resultType.getElementType());
+    Value input = contiguous(rewriter, loc, *in);
+    Value out;
+    if (kInPlace && input.getType() == outType) {
+      out = input;
+    } else {
+      auto alloc = memref::AllocOp::create(rewriter, loc, outType,
+                                           rewriter.getI64IntegerAttr(64));
+      if (auto category = op->getAttrOfType<StringAttr>(
+              zero::ZeroDialect::CategoryAttrHelper::getNameStr()))
+        alloc->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
+                       category);
+      out = alloc;
+    }
+    auto memrefStart = OpT::create(rewriter, loc,
+                                   TypeRange{start.getToken().getType()},
+                                   ValueRange{input, out}, op->getAttrs());
+    replaceOpWithBufferizedValues(rewriter, op,
+                                  ValueRange{out, memrefStart.getToken()});
+    return success();
+  }
+};
+
+/// zero.wait on tensors: the result is the start's buffer, in place; the
+/// memref form keeps exactly the buffers the runtime reads and writes (the
+/// start's contiguous input, not the tensor's own buffer).
+struct WaitModel
+    : public BufferizableOpInterface::ExternalModel<WaitModel, zero::WaitOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &operand,
+                               const AnalysisState &) const {
+    return operand.get() == cast<zero::WaitOp>(op).getPending();
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    auto wait = cast<zero::WaitOp>(op);
+    if (operand.get() != wait.getPending())
+      return {};
+    return {{wait.getResult(), BufferRelation::Equivalent}};
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto wait = cast<zero::WaitOp>(op);
+    if (!wait.getPending())
+      return success();
+    Operation *start = wait.getToken().getDefiningOp();
+    if (!start || start->getNumOperands() != 2)
+      return op->emitOpError("bufferizes after its start, which must be "
+                             "bufferized first");
+    FailureOr<Value> pending =
+        getBuffer(rewriter, wait.getPending(), options, state);
+    if (failed(pending))
+      return failure();
+    Value out = start->getOperand(1);
+    // A pending tensor bufferized out of place would be a copy of data
+    // still in flight.
+    if (*pending != out)
+      return op->emitOpError("needs its pending tensor in place (it may "
+                             "only be used by this wait)");
+    zero::WaitOp::create(rewriter, op->getLoc(), TypeRange{},
+                         wait.getToken(), Value(),
+                         ValueRange{start->getOperand(0), out});
+    replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+/// The runtime entry point of a memref-form start, e.g.
+/// zrt_all_gather_start_f32.
+FailureOr<std::string> startCallee(Operation *op) {
+  Type elt = cast<MemRefType>(op->getOperand(0).getType()).getElementType();
+  if (!elt.isF32() && !elt.isF64())
+    return op->emitOpError() << "has element type " << elt
+                             << "; the runtime's collectives take f32 and f64";
+  StringRef base = isa<zero::AllGatherStartOp>(op) ? "zrt_all_gather_start"
+                   : isa<zero::ReduceScatterStartOp>(op)
+                       ? "zrt_reduce_scatter_sum_start"
+                       : "zrt_all_reduce_sum_start";
+  return (base + (elt.isF32() ? "_f32" : "_f64")).str();
+}
+
+/// start(in, out) -> call @zrt_*_start_*(in, out, count) : i64, the
+/// request; the token becomes that i64.
+template <typename OpT> struct StartLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.hasTensorSemantics())
+      return op.emitOpError("is still on tensors; bufferize first");
+    FailureOr<std::string> name = startCallee(op);
+    if (failed(name))
+      return failure();
+    auto module = op->template getParentOfType<ModuleOp>();
+    auto callee = module.template lookupSymbol<func::FuncOp>(*name);
+    Location loc = op.getLoc();
+    Value in = adaptor.getInput(), out = adaptor.getOutput();
+    // The count argument: elements of the shard side.
+    int64_t count = std::is_same_v<OpT, zero::ReduceScatterStartOp>
+                        ? cast<MemRefType>(out.getType()).getNumElements()
+                        : cast<MemRefType>(in.getType()).getNumElements();
+    // A reduction's input is the full gradient: its category is the
+    // start's (zero-partition's choice), on the allocation.
+    if (!std::is_same_v<OpT, zero::AllGatherStartOp>)
+      if (Attribute category = op->getAttr(
+              zero::ZeroDialect::CategoryAttrHelper::getNameStr()))
+        if (Operation *alloc = zero::getAllocation(op.getInput()))
+          alloc->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
+                         category);
+    Value inPtr = zero::getBufferView(rewriter, loc, in).ptr;
+    Value outPtr = zero::getBufferView(rewriter, loc, out).ptr;
+    Value n = arith::ConstantIntOp::create(rewriter, loc,
+                                           rewriter.getI64Type(), count);
+    auto call = func::CallOp::create(rewriter, loc, callee,
+                                     ValueRange{inPtr, outPtr, n});
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+};
+
+/// wait(token) -> call @zrt_wait(request).
+struct WaitLowering : OpConversionPattern<zero::WaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(zero::WaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getPending())
+      return op.emitOpError("is still on tensors; bufferize first");
+    auto module = op->getParentOfType<ModuleOp>();
+    func::CallOp::create(rewriter, op.getLoc(),
+                         module.lookupSymbol<func::FuncOp>("zrt_wait"),
+                         ValueRange{adaptor.getToken()});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// Lowers every started collective and wait of `module` to runtime calls.
+LogicalResult lowerStartedCollectives(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = IntegerType::get(ctx, 64);
+  // The entry points are declared first: conversion patterns touch only
+  // the ops they convert.
+  bool any = false, ok = true;
+  module.walk([&](Operation *op) {
+    if (isa<zero::WaitOp>(op)) {
+      any = true;
+      return;
+    }
+    if (!isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
+             zero::AllReduceStartOp>(op))
+      return;
+    any = true;
+    if (!isa<MemRefType>(op->getOperand(0).getType()))
+      return; // the pattern reports it
+    FailureOr<std::string> name = startCallee(op);
+    if (failed(name) ||
+        failed(zero::getOrDeclareRuntimeFunc(
+            module, *name, FunctionType::get(ctx, {ptr, ptr, i64}, {i64}))))
+      ok = false;
+  });
+  if (!ok)
+    return failure();
+  if (!any)
+    return success();
+  if (failed(zero::getOrDeclareRuntimeFunc(module, "zrt_wait",
+                                           FunctionType::get(ctx, {i64}, {}))))
+    return failure();
+  TypeConverter converter;
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion(
+      [i64](zero::TokenType) -> Type { return i64; });
+  ConversionTarget target(*ctx);
+  target.addIllegalDialect<zero::ZeroDialect>();
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  RewritePatternSet patterns(ctx);
+  patterns.add<StartLowering<zero::AllGatherStartOp>,
+               StartLowering<zero::ReduceScatterStartOp>,
+               StartLowering<zero::AllReduceStartOp>, WaitLowering>(converter,
+                                                                   ctx);
+  return applyPartialConversion(module, target, std::move(patterns));
+}
+
 struct ZeroShardToRuntimePass
     : public zero::impl::ZeroShardToRuntimePassBase<ZeroShardToRuntimePass> {
   using Base::Base;
@@ -241,6 +476,8 @@ struct ZeroShardToRuntimePass
         op.erase();
       }
     }
+    if (failed(lowerStartedCollectives(module)))
+      return signalPassFailure();
     bool ok = true;
     SmallVector<shard::GridOp> grids;
     module.walk([&](Operation *op) {
@@ -270,5 +507,16 @@ void mlir::zero::registerShardBufferizationModels(DialectRegistry &registry) {
     shard::AllGatherOp::attachInterface<AllGatherModel>(*ctx);
     shard::ReduceScatterOp::attachInterface<ReduceScatterModel>(*ctx);
     shard::AllReduceOp::attachInterface<AllReduceModel>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, zero::ZeroDialect *) {
+    ctx->loadDialect<LLVM::LLVMDialect, memref::MemRefDialect,
+                     arith::ArithDialect, func::FuncDialect>();
+    zero::AllGatherStartOp::attachInterface<
+        StartModel<zero::AllGatherStartOp>>(*ctx);
+    zero::ReduceScatterStartOp::attachInterface<
+        StartModel<zero::ReduceScatterStartOp>>(*ctx);
+    zero::AllReduceStartOp::attachInterface<
+        StartModel<zero::AllReduceStartOp>>(*ctx);
+    zero::WaitOp::attachInterface<WaitModel>(*ctx);
   });
 }

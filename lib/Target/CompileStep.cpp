@@ -97,19 +97,25 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
           "module before zero-partition",
           info.stage, *options.stage));
   }
+  std::string schedule =
+      llvm::formatv("link-gbps={0} link-latency-us={1}", options.linkGbps,
+                    options.linkLatencyUs)
+          .str();
   switch (info.form) {
   case StepForm::Lowered:
     return std::string();
   case StepForm::Partitioned:
-    return "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
+    return (options.schedule ? "zero-schedule{" + schedule + "}," : "") +
+           "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
   case StepForm::Contract:
     // One rank without a stage: the contract functions as they are. More
     // ranks without a stage: plain data parallelism.
     if (!options.stage && options.worldSize == 1)
       return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
     return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
-                         "target=cpu gemm-to-runtime={2}}",
-                         options.stage.value_or(0), options.worldSize, gemm)
+                         "target=cpu gemm-to-runtime={2} schedule={3} {4}}",
+                         options.stage.value_or(0), options.worldSize, gemm,
+                         options.schedule ? "true" : "false", schedule)
         .str();
   }
   return makeError("unknown step form");

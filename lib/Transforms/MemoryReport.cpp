@@ -148,13 +148,42 @@ struct Allocated {
 LogicalResult simulate(Block &block, Live &live,
                        llvm::DenseMap<Operation *, Allocated> &allocated,
                        int64_t n) {
+  // Started collectives (zrt_*_start_*, then zrt_wait of the request): the
+  // communication thread allocates a collective's scratch at some moment
+  // between the two, one collective at a time; the prediction holds the
+  // largest scratch in flight from each start to its wait.
+  llvm::DenseMap<Value, int64_t> inFlight;
+  auto largestInFlight = [&] {
+    int64_t m = 0;
+    for (auto &[request, bytes] : inFlight)
+      m = std::max(m, bytes);
+    return m;
+  };
   for (Operation &op : block) {
     if (auto call = dyn_cast<func::CallOp>(op)) {
       int64_t scratch = commScratch(call, n);
       if (scratch == std::numeric_limits<int64_t>::max())
         live.overflowed = true;
-      live.add(kComm, scratch);
-      live.add(kComm, -scratch);
+      if (call.getCallee().contains("_start_") && call.getNumResults() == 1) {
+        int64_t before = largestInFlight();
+        inFlight[call.getResult(0)] = scratch;
+        live.add(kComm, largestInFlight() - before);
+      } else if (call.getCallee() == "zrt_wait" && call.getNumOperands() == 1) {
+        int64_t before = largestInFlight();
+        inFlight.erase(call.getOperand(0));
+        live.add(kComm, largestInFlight() - before);
+      } else {
+        // A blocking collective runs after every started one has completed
+        // (and freed its scratch).
+        if (scratch != 0 || call.getCallee().starts_with("zrt_all_") ||
+            call.getCallee().starts_with("zrt_reduce_")) {
+          live.add(kComm, -largestInFlight());
+          for (auto &entry : inFlight)
+            entry.second = 0;
+        }
+        live.add(kComm, scratch);
+        live.add(kComm, -scratch);
+      }
       continue;
     }
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {

@@ -15,6 +15,7 @@
 #include "Data.h"
 #include "Files.h"
 #include "Json.h"
+#include "LinkSpec.h"
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <csignal>
+#include <limits>
 #include <map>
 #include <string>
 #include <sys/stat.h>
@@ -51,6 +53,8 @@ struct Options {
   bool fixedBatch = false;
   int threads = 0;
   double commTimeout = 600;
+  std::string simLink;
+  double linkGbps = 0, linkLatencyUs = 0;
   std::string progress = "auto";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
          weightDecay = 0.01, maxGradNorm = 1.0;
@@ -99,6 +103,13 @@ constexpr const char *kUsage = R"(Training:
                          with one line naming it; 0 = wait forever
                          (default 600; zero-run's ranks wait for rank 0's
                          compilation under the default)
+  --sim-link bw=G,latency=U
+                         simulate an interconnect: every collective completes
+                         no earlier than U microseconds plus its bytes over G
+                         GB/s (1e9 bytes/s; 'inf' for latency only) after it
+                         started, one at a time; a model of a link for
+                         measuring overlap where ranks share memory, not a
+                         measurement of one (runtime.h, zrt_set_sim_link)
   --progress MODE        auto (a bar on a terminal, lines otherwise), bar,
                          lines or none
 
@@ -158,6 +169,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"stats-json", String, &opts.statsJson},
       {"num-threads", Int, &opts.threads},
       {"comm-timeout", Double, &opts.commTimeout},
+      {"sim-link", String, &opts.simLink},
       {"progress", String, &opts.progress},
       {"lr", Double, &opts.lr},
       {"beta1", Double, &opts.beta1},
@@ -269,6 +281,9 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
             "deadline)";
     return false;
   }
+  if (!opts.simLink.empty() &&
+      !zero::driver::parseLinkSpec(opts.simLink, opts.linkGbps, opts.linkLatencyUs, error))
+    return false;
   if (opts.saveEvery && opts.saveDir.empty()) {
     error = "--save-every needs --save DIR (where to save)";
     return false;
@@ -807,6 +822,9 @@ int train(const zrt_driver_program &program, Options &opts) {
   zrt_set_comm_timeout(opts.commTimeout);
   if (zrt_init("cpu", threads) != 0)
     fail(zrt_last_error());
+  if (!opts.simLink.empty() &&
+      zrt_set_sim_link(opts.linkGbps * 1e9, opts.linkLatencyUs * 1e-6) != 0)
+    fail(zrt_last_error());
   const int world = zrt_world_size(), rank = zrt_world_rank();
   if (rank != 0)
     opts.progress = "none";
@@ -1218,6 +1236,24 @@ int train(const zrt_driver_program &program, Options &opts) {
       }
       stats.set("comm_bytes", std::move(commBytes));
       stats.set("comm_calls", std::move(commCalls));
+      // Seconds per step: the collectives' own time (on whichever thread
+      // ran them), and the time the step was blocked waiting for started
+      // ones.
+      double commSeconds = 0;
+      for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k)
+        commSeconds += comm.seconds[k];
+      stats.set("comm_seconds_per_step",
+                JsonValue::number(trained ? commSeconds / trained : 0.0));
+      stats.set("wait_seconds_per_step",
+                JsonValue::number(trained ? comm.wait_seconds / trained : 0.0));
+      if (!opts.simLink.empty()) {
+        JsonValue link = JsonValue::object();
+        link.set("gbps", JsonValue::number(std::isinf(opts.linkGbps)
+                                               ? -1.0
+                                               : opts.linkGbps));
+        link.set("latency_us", JsonValue::number(opts.linkLatencyUs));
+        stats.set("sim_link", std::move(link));
+      }
       stats.set("step_time_s", JsonValue::number(stepTime));
       stats.set("step_time_mean_s",
                 JsonValue::number(trained ? totalTime / trained : 0.0));

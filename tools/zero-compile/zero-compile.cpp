@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ZeroCompileConfig.h"
+#include "LinkSpec.h"
 
 #include "zero/Conversion/StepAbi.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdlib>
 
 using namespace mlir;
@@ -64,6 +66,14 @@ Options:
   --opt-level N          LLVM optimization level, 0-3 (default 2)
   --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
+  --no-schedule          leave every collective blocking where zero-partition
+                         put it (default: zero-schedule overlaps them with
+                         compute)
+  --link-model bw=G,latency=U
+                         the link zero-schedule's cost model assumes: G GB/s,
+                         U microseconds per collective (default bw=10,
+                         latency=20; give what the binary's --sim-link will
+                         simulate)
   --linker CXX           the C++ compiler driver that links the executable
                          (default: $ZERO_LINKER, else the compiler zero-mlir
                          was built with)
@@ -76,6 +86,8 @@ struct Options {
   unsigned optLevel = 2;
   std::string targetCpu = "host";
   bool gemmToRuntime = true;
+  bool schedule = true;
+  double linkGbps = 10.0, linkLatencyUs = 20.0;
   std::string linker;
 };
 
@@ -133,6 +145,17 @@ Options parseOptions(int argc, char **argv) {
       opts.targetCpu = value();
     } else if (key == "no-gemm-runtime") {
       opts.gemmToRuntime = false;
+    } else if (key == "no-schedule") {
+      opts.schedule = false;
+    } else if (key == "link-model") {
+      std::string error;
+      if (!::zero::driver::parseLinkSpec(value(), opts.linkGbps,
+                                       opts.linkLatencyUs, error,
+                                       "--link-model"))
+        fail(error);
+      // An infinitely fast link: collectives cost their latency.
+      if (std::isinf(opts.linkGbps))
+        opts.linkGbps = 1e9;
     } else if (key == "linker") {
       opts.linker = value();
     } else {
@@ -297,6 +320,9 @@ int main(int argc, char **argv) {
   options.worldSize = opts.worldSize.value_or(
       info.partitioned ? info.worldSize : 1);
   options.gemmToRuntime = opts.gemmToRuntime;
+  options.schedule = opts.schedule;
+  options.linkGbps = opts.linkGbps;
+  options.linkLatencyUs = opts.linkLatencyUs;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
   llvm::Expected<std::string> object = compileStep(*module, options);

@@ -15,6 +15,7 @@
 #include "zero/Target/CompileStep.h"
 
 #include "zero/driver.h"
+#include "LinkSpec.h"
 #include "zero/runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 using namespace mlir;
@@ -62,6 +64,12 @@ Compilation:
   --opt-level N          LLVM optimization level, 0-3 (default 2)
   --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
+  --no-schedule          leave every collective blocking where zero-partition
+                         put it (default: zero-schedule overlaps them with
+                         compute; results are bit-identical either way)
+  --link-model bw=G,latency=U
+                         the link zero-schedule's cost model assumes (default:
+                         --sim-link's if given, else bw=10,latency=20)
   --cache-dir DIR        where compiled steps are kept, keyed by the module,
                          these options and the compiler (default:
                          $ZERO_CACHE_DIR, else $XDG_CACHE_HOME/zero-mlir,
@@ -77,6 +85,8 @@ struct RunOptions {
   unsigned optLevel = 2;
   std::string targetCpu = "host";
   bool gemmToRuntime = true;
+  bool schedule = true;
+  std::string linkModel, simLink;
   std::string cacheDir;
   bool noCache = false;
   bool help = false;
@@ -137,6 +147,11 @@ RunOptions parseOptions(int argc, char **argv) {
     } else if (key == "no-gemm-runtime") {
       flag();
       opts.gemmToRuntime = false;
+    } else if (key == "no-schedule") {
+      flag();
+      opts.schedule = false;
+    } else if (key == "link-model") {
+      opts.linkModel = value(i, key, inlineValue, hasInline);
     } else if (key == "cache-dir") {
       opts.cacheDir = value(i, key, inlineValue, hasInline);
       if (opts.cacheDir.empty())
@@ -150,6 +165,9 @@ RunOptions parseOptions(int argc, char **argv) {
       if (arity < 0)
         fail("unknown option '" + arg + "' (see zero-run --help)");
       opts.forwarded.push_back(argv[i]);
+      if (key == "sim-link")
+        opts.simLink = hasInline ? inlineValue.str()
+                                 : (i + 1 < argc ? argv[i + 1] : "");
       if (!hasInline && arity == 1 && i + 1 < argc)
         opts.forwarded.push_back(argv[++i]);
     }
@@ -186,10 +204,12 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
     hash.update((*self)->getBuffer());
   else
     hash.update("unknown executable " + exe);
-  hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3}\n",
+  hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
+                            "link={5},{6}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
-                            describeTarget(options.object))
+                            describeTarget(options.object), options.schedule,
+                            options.linkGbps, options.linkLatencyUs)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -302,6 +322,21 @@ int main(int argc, char **argv) {
   options.stage = opts.stage;
   options.worldSize = world;
   options.gemmToRuntime = opts.gemmToRuntime;
+  options.schedule = opts.schedule;
+  // The cost model's link: --link-model, else the link the run simulates.
+  if (const std::string &spec =
+          opts.linkModel.empty() ? opts.simLink : opts.linkModel;
+      !spec.empty()) {
+    double gbps = 0, latencyUs = 0;
+    std::string message;
+    if (!::zero::driver::parseLinkSpec(
+            spec, gbps, latencyUs, message,
+            opts.linkModel.empty() ? "--sim-link" : "--link-model"))
+      fail(message);
+    // An infinitely fast link: collectives cost their latency.
+    options.linkGbps = std::isinf(gbps) ? 1e9 : gbps;
+    options.linkLatencyUs = latencyUs;
+  }
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
 

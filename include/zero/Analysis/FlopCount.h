@@ -32,11 +32,17 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir::zero {
 
 /// Whether `op` counts as one floating-point operation under the rule above.
 bool isFloatingPointOp(Operation *op);
+
+/// The FLOPs of a structured linalg op under the rule above, or nullopt
+/// (without a diagnostic) where it cannot be counted: a dynamic iteration
+/// space, an op with regions in its body, overflow.
+std::optional<int64_t> linalgFlops(Operation *linalgOp);
 
 /// The FLOPs of one execution of `func` under the rule above.
 FailureOr<int64_t> countFlops(func::FuncOp func);

@@ -54,6 +54,21 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       *this, "world-size",
       llvm::cl::desc("Number of data-parallel ranks the step runs on"),
       llvm::cl::init(1)};
+  PassOptions::Option<bool> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Overlap collectives with compute (zero-schedule); "
+                     "off: every collective blocks where zero-partition put "
+                     "it"),
+      llvm::cl::init(true)};
+  PassOptions::Option<double> linkGbps{
+      *this, "link-gbps",
+      llvm::cl::desc("zero-schedule's cost model: link bandwidth in GB/s"),
+      llvm::cl::init(10.0)};
+  PassOptions::Option<double> linkLatencyUs{
+      *this, "link-latency-us",
+      llvm::cl::desc("zero-schedule's cost model: latency of a collective "
+                     "in microseconds"),
+      llvm::cl::init(20.0)};
   PassOptions::Option<Target> target{
       *this, "target", llvm::cl::desc("What the step is lowered for"),
       llvm::cl::init(Target::CPU),

@@ -73,6 +73,10 @@ struct CompileOptions {
   /// The number of ranks the step runs on.
   int64_t worldSize = 1;
   bool gemmToRuntime = true;
+  /// zero-schedule, with its cost model's link (GB/s, microseconds).
+  bool schedule = true;
+  double linkGbps = 10.0;
+  double linkLatencyUs = 20.0;
   ObjectOptions object;
 };
 

@@ -848,6 +848,88 @@ def ZeroApproximateMathPass
   ];
 }
 
+def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
+  let summary = "Overlap communication with compute: start collectives early, "
+                "wait late";
+  let description = [{
+    Turns the blocking collectives of zero-partition's step (`shard.all_gather`,
+    `shard.reduce_scatter`, `shard.all_reduce` with `sum` on 1-D or larger f32
+    and f64 tensors, in a function's entry block) into started collectives
+    and waits (`zero.*_start`, `zero.wait`, `!zero.token`), placed by a cost
+    model of the step:
+
+    - the compute time of an op is its FLOPs over `gemm-gflops` for
+      contractions (matmuls), and its tensor bytes over `memory-gbps` plus
+      its FLOPs over `vector-gflops` for other linalg ops; other ops cost
+      nothing;
+    - a collective takes `link-latency-us` plus the bytes this rank sends
+      (runtime.h's formulas) over `link-gbps`, one at a time, in program
+      order (the runtime's communication thread);
+    - all-gathers (parameters, stage 3) wait right before their first use
+      and, with `prefetch`, start early enough that the predicted timeline
+      has them complete by then: each start moves back over the compute
+      before it, as far as the stall it sees, round after round, never
+      before its input exists;
+    - reduce-scatters and all-reduces (gradients) start right after their
+      input is computed and wait where the predicted timeline has them
+      complete (with a margin of half their time), at their first use if
+      that comes first, and at the latest before the start of the reduction
+      `max-inflight-reductions` after them: the full gradients a reduction
+      reads stay allocated until its wait, so this bounds how many are held
+      at once (2: double buffering, as DeepSpeed's overlap_comm does).
+
+    Collectives keep their relative order on every rank (it is program
+    order), and each reduces exactly as its blocking form does, so the step
+    gives bit-identical results. The predicted timeline can be written as
+    Chrome trace-event JSON (`timeline`); the step time it predicts is a
+    remark when `remarks` is set.
+
+    Before (stage 3):
+    ```mlir
+    %w = shard.all_gather %w_shard on @zero_grid grid_axes = [0] gather_axis = 0
+        {zero.category = "params"} : tensor<64xf32> -> tensor<128xf32>
+    %e = tensor.expand_shape %w [[0, 1]] output_shape [8, 16] ...
+    %y = linalg.matmul ins(%x, %e ...) ...
+    ```
+    After (the start hoisted over earlier compute):
+    ```mlir
+    %pending, %token = zero.all_gather_start %w_shard {zero.category = "params"}
+        : tensor<64xf32> -> tensor<128xf32>
+    ... compute that hides the gather ...
+    %w = zero.wait %token, %pending : tensor<128xf32>
+        keep(%w_shard : tensor<64xf32>) -> tensor<128xf32>
+    %e = tensor.expand_shape %w [[0, 1]] output_shape [8, 16] ...
+    ```
+  }];
+  let options = [
+    Option<"prefetch", "prefetch", "bool", "true",
+           "Start all-gathers early enough to hide behind compute (false: "
+           "each starts where its blocking form was)">,
+    Option<"maxInflightReductions", "max-inflight-reductions", "unsigned",
+           "2",
+           "At most this many reduce-scatters and all-reduces in flight at "
+           "once (each holds its full-size input until its wait); >= 1">,
+    Option<"gemmGflops", "gemm-gflops", "double", "50.0",
+           "Cost model: GEMM rate in GFLOP/s (one rank)">,
+    Option<"vectorGflops", "vector-gflops", "double", "8.0",
+           "Cost model: rate of the FLOPs of other linalg ops, in GFLOP/s">,
+    Option<"memoryGbps", "memory-gbps", "double", "10.0",
+           "Cost model: memory bandwidth of one rank in GB/s (1e9 bytes/s)">,
+    Option<"linkGbps", "link-gbps", "double", "10.0",
+           "Cost model: link bandwidth in GB/s (what zero-run's --sim-link "
+           "bw= sets)">,
+    Option<"linkLatencyUs", "link-latency-us", "double", "20.0",
+           "Cost model: latency of one collective in microseconds">,
+    Option<"timeline", "timeline", "std::string", "\"\"",
+           "Write the predicted timeline of each scheduled function to this "
+           "file, as Chrome trace-event JSON">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark with the predicted step time, unscheduled and "
+           "scheduled">
+  ];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+}
+
 def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
   let summary = "Predict per-rank memory of a bufferized training step";
   let description = [{

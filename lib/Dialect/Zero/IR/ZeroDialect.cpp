@@ -11,21 +11,218 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::zero;
 
 #include "zero/Dialect/Zero/IR/ZeroOpsDialect.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
 
 void ZeroDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "zero/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
       >();
+}
+
+//===----------------------------------------------------------------------===//
+// Started collectives and zero.wait
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Elements of a shaped type with a static shape.
+int64_t numElements(Type type) {
+  return cast<ShapedType>(type).getNumElements();
+}
+
+/// Row-major without gaps (any offset): what the runtime's pointer and count
+/// describe.
+bool isContiguous(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t expected = 1;
+  for (int64_t i = type.getRank() - 1; i >= 0; --i) {
+    if (type.getDimSize(i) != 1 && strides[i] != expected)
+      return false;
+    expected *= type.getDimSize(i);
+  }
+  return true;
+}
+
+/// Checks what every start op needs: one form or the other, static shapes,
+/// contiguous memrefs, the same element type, and a token that one
+/// zero.wait consumes (with the pending tensor, in the tensor form).
+LogicalResult verifyStart(Operation *op, Value input, Value output,
+                          Value pending, Value token) {
+  bool tensors = isa<RankedTensorType>(input.getType());
+  if (tensors && (output || !pending))
+    return op->emitOpError("on tensors returns the pending result and takes "
+                           "no output operand");
+  if (!tensors && (!output || pending))
+    return op->emitOpError("on memrefs takes an output operand (`into`) and "
+                           "returns only the token");
+  Value result = tensors ? pending : output;
+  for (Value v : {input, result}) {
+    auto type = cast<ShapedType>(v.getType());
+    if (!type.hasStaticShape())
+      return op->emitOpError() << "needs static shapes, got " << type;
+    if (auto memref = dyn_cast<MemRefType>(type))
+      if (!isContiguous(memref))
+        return op->emitOpError()
+               << "needs contiguous row-major buffers, got " << memref;
+  }
+  Type inElt = cast<ShapedType>(input.getType()).getElementType();
+  Type outElt = cast<ShapedType>(result.getType()).getElementType();
+  if (inElt != outElt)
+    return op->emitOpError() << "has input element type " << inElt
+                             << " but result element type " << outElt;
+  if (!token.hasOneUse() || !isa<WaitOp>(*token.getUsers().begin()))
+    return op->emitOpError("token must have exactly one use, a zero.wait");
+  if (pending) {
+    auto wait = cast<WaitOp>(*token.getUsers().begin());
+    if (!pending.hasOneUse() || wait.getPending() != pending)
+      return op->emitOpError("pending result must have exactly one use: the "
+                             "zero.wait of its token");
+  }
+  return success();
+}
+
+/// Shapes of a gather (in n, out N*n, both 1-D) or a reduce-scatter (the
+/// other way round).
+LogicalResult verifyBlocks(Operation *op, Type small, Type large,
+                           StringRef smallName, StringRef largeName) {
+  if (cast<ShapedType>(small).getRank() != 1 ||
+      cast<ShapedType>(large).getRank() != 1)
+    return op->emitOpError("works on 1-D values (zero-partition's flat form)");
+  int64_t n = numElements(small), total = numElements(large);
+  if (n == 0 ? total != 0 : total % n != 0)
+    return op->emitOpError()
+           << "has " << largeName << " of " << total
+           << " elements, not a multiple of the " << n << " elements of its "
+           << smallName;
+  return success();
+}
+
+Value resultOf(Value output, Value pending) { return pending ? pending : output; }
+
+/// Memory effects of a start: reads its input, writes its output, and
+/// communicates.
+void startEffects(
+    Value input, Value output,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects,
+    Operation *op) {
+  effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
+  if (isa<MemRefType>(input.getType()))
+    effects.emplace_back(MemoryEffects::Read::get(),
+                         &op->getOpOperand(0), SideEffects::DefaultResource::get());
+  if (output)
+    effects.emplace_back(MemoryEffects::Write::get(), &op->getOpOperand(1),
+                         SideEffects::DefaultResource::get());
+}
+
+} // namespace
+
+LogicalResult AllGatherStartOp::verify() {
+  if (failed(verifyStart(*this, getInput(), getOutput(), getPending(),
+                         getToken())))
+    return failure();
+  return verifyBlocks(*this, getInput().getType(),
+                      resultOf(getOutput(), getPending()).getType(), "input",
+                      "result");
+}
+
+LogicalResult ReduceScatterStartOp::verify() {
+  if (failed(verifyStart(*this, getInput(), getOutput(), getPending(),
+                         getToken())))
+    return failure();
+  return verifyBlocks(*this, resultOf(getOutput(), getPending()).getType(),
+                      getInput().getType(), "result", "input");
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyStart(*this, getInput(), getOutput(), getPending(),
+                         getToken())))
+    return failure();
+  auto in = cast<ShapedType>(getInput().getType());
+  auto out = cast<ShapedType>(resultOf(getOutput(), getPending()).getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError() << "has input shape of " << in
+                         << " but result of " << out
+                         << "; an all-reduce keeps the shape";
+  return success();
+}
+
+void AllGatherStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  startEffects(getInput(), getOutput(), effects, *this);
+}
+
+void ReduceScatterStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  startEffects(getInput(), getOutput(), effects, *this);
+}
+
+void AllReduceStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  startEffects(getInput(), getOutput(), effects, *this);
+}
+
+LogicalResult WaitOp::verify() {
+  Operation *start = getToken().getDefiningOp();
+  if (!isa_and_nonnull<AllGatherStartOp, ReduceScatterStartOp,
+                       AllReduceStartOp>(start))
+    return emitOpError("token must come from a zero.*_start op in the same "
+                       "region");
+  Value pending = start->getResult(0).getType() == getToken().getType()
+                      ? Value()
+                      : start->getResult(0);
+  if (pending != getPending())
+    return emitOpError(pending ? "must take the pending tensor of its start"
+                               : "takes no pending tensor: its start works "
+                                 "on memrefs");
+  if (bool(getResult()) != bool(getPending()) ||
+      (getResult() && getResult().getType() != getPending().getType()))
+    return emitOpError("returns a tensor of the pending tensor's type exactly "
+                       "when it takes one");
+  for (Value v : getKeep())
+    if (isa<MemRefType>(v.getType()) != !pending)
+      return emitOpError(pending ? "keeps tensors, as its start works on "
+                                   "tensors"
+                                 : "keeps memrefs, as its start works on "
+                                   "memrefs");
+  return success();
+}
+
+void WaitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
+  for (OpOperand &operand : getKeepMutable())
+    if (isa<MemRefType>(operand.get().getType())) {
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    }
 }
 
 namespace {

@@ -1,8 +1,8 @@
 //===- ZeroDialect.td - zero dialect definition ------------*- tablegen -*-===//
 //
 // The `zero` dialect: what upstream MLIR lacks to express a ZeRO training
-// step. Today it owns the training-step contract attributes; the ops for async
-// collectives, release points and offload copies join it with the partitioner.
+// step: the training-step contract attributes, the token type and the started
+// collectives that zero-schedule makes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +61,7 @@ def Zero_Dialect : Dialect {
     "::mlir::UnitAttr":$sharded,
     "::mlir::IntegerAttr":$parallel_iterations
   );
+  let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

@@ -4,8 +4,22 @@
 #define ZERO_DIALECT_ZERO_IR_ZEROOPS_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
+#define GET_TYPEDEF_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroOpsTypes.h.inc"
+
+namespace mlir::zero {
+/// The side-effect resource of communication: every started collective and
+/// every wait writes it, so no pass reorders collectives among themselves
+/// or removes one whose result looks unused (the other ranks wait for it).
+struct CommResource : public SideEffects::Resource::Base<CommResource> {
+  StringRef getName() final { return "zero.comm"; }
+};
+} // namespace mlir::zero
 
 #define GET_OP_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroOps.h.inc"

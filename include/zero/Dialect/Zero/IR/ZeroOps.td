@@ -1,7 +1,8 @@
 //===- ZeroOps.td - zero dialect operations ----------------*- tablegen -*-===//
 //
-// Operations of the `zero` dialect. Upstream `shard` ops carry the
-// collectives; only what upstream lacks is defined here.
+// Operations of the `zero` dialect. Upstream `shard` ops carry the blocking
+// collectives; only what upstream lacks is defined here: collectives that
+// start now and complete at a `zero.wait`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,5 +10,126 @@
 #define ZERO_DIALECT_ZERO_IR_ZEROOPS_TD
 
 include "zero/Dialect/Zero/IR/ZeroDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def Zero_TokenType : TypeDef<Zero_Dialect, "Token"> {
+  let mnemonic = "token";
+  let summary = "A started collective, completed by zero.wait";
+  let description = [{
+    The handle of a collective in flight: made by a `zero.*_start` op and
+    consumed by exactly one `zero.wait`. Lowered to the runtime's request
+    number (`i64`, runtime.h "Asynchronous collectives").
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Started collectives
+//===----------------------------------------------------------------------===//
+
+def Zero_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
+
+class Zero_StartOp<string mnemonic, string what>
+    : Zero_Op<mnemonic, [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let arguments = (ins Zero_TensorOrMemRef:$input,
+                       Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$pending,
+                      Zero_TokenType:$token);
+  let assemblyFormat = [{
+    $input (`into` $output^)? attr-dict `:` type($input)
+    (`into` type($output)^)? (`->` type($pending)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The tensor form (pending result) or the memref form (output operand).
+    bool hasTensorSemantics() { return getPending() != nullptr; }
+  }];
+  string summaryText = "Starts " # what # " over the data-parallel ranks";
+  string forms = [{
+    On tensors, the op returns the result as `pending`, a tensor that only
+    the matching `zero.wait` may use, and the token; on memrefs it writes
+    `output` (static shape, contiguous row-major) and returns the token. Either
+    way the result exists only after the `zero.wait` of the token, and
+    `input` must stay unchanged until then (the wait lists it). Collectives,
+    started or blocking, run in program order on every rank.
+  }];
+}
+
+def Zero_AllGatherStartOp
+    : Zero_StartOp<"all_gather_start", "an all-gather"> {
+  let summary = summaryText;
+  let description = [{
+    Every rank's 1-D `input` of n elements, concatenated in rank order into
+    a 1-D result of N*n elements: `shard.all_gather` along axis 0 of the
+    grid of all ranks, started.
+  }] # forms # [{
+
+    ```mlir
+    %pending, %token = zero.all_gather_start %shard
+        : tensor<64xf32> -> tensor<128xf32>
+    %full = zero.wait %token, %pending : tensor<128xf32>
+        keep(%shard : tensor<64xf32>) -> tensor<128xf32>
+
+    %t = zero.all_gather_start %in into %out
+        : memref<64xf32> into memref<128xf32>
+    zero.wait %t keep(%in, %out : memref<64xf32>, memref<128xf32>)
+    ```
+  }];
+}
+
+def Zero_ReduceScatterStartOp
+    : Zero_StartOp<"reduce_scatter_start", "a sum reduce-scatter"> {
+  let summary = summaryText;
+  let description = [{
+    The elementwise sum over the ranks of the 1-D `input` (N*n elements),
+    of which this rank keeps block `rank` (n elements): `shard.reduce_scatter`
+    with `sum` along axis 0, started. The sum is taken in rank order, as the
+    blocking form does.
+  }] # forms;
+}
+
+def Zero_AllReduceStartOp
+    : Zero_StartOp<"all_reduce_start", "a sum all-reduce"> {
+  let summary = summaryText;
+  let description = [{
+    The elementwise sum over the ranks of `input`, any static shape:
+    `shard.all_reduce` with `sum`, started. On tensors it may work in place
+    (the pending result aliases `input` where bufferization finds that safe);
+    on memrefs `output` may be `input`.
+  }] # forms;
+}
+
+def Zero_WaitOp
+    : Zero_Op<"wait", [AttrSizedOperandSegments,
+                       DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Waits for a started collective";
+  let description = [{
+    Completes the collective that made `token`. On tensors it takes the
+    start's `pending` tensor and returns the result (the same buffer once
+    bufferized); `keep` lists what the collective reads or writes until now
+    (its input; on memrefs also its output), so that nothing frees or
+    overwrites those buffers while the collective is in flight.
+
+    ```mlir
+    %full = zero.wait %token, %pending : tensor<128xf32>
+        keep(%shard : tensor<64xf32>) -> tensor<128xf32>
+    zero.wait %t keep(%in, %out : memref<64xf32>, memref<128xf32>)
+    ```
+  }];
+  let arguments = (ins Zero_TokenType:$token,
+                       Optional<AnyRankedTensor>:$pending,
+                       Variadic<Zero_TensorOrMemRef>:$keep);
+  let results = (outs Optional<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    $token (`,` $pending^ `:` type($pending))?
+    (`keep` `(` $keep^ `:` type($keep) `)`)? attr-dict
+    (`->` type($result)^)?
+  }];
+  let hasVerifier = 1;
+}
 
 #endif // ZERO_DIALECT_ZERO_IR_ZEROOPS_TD

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Overlap benchmark: how much communication a scheduled step hides, on a
+simulated link (zero-run --sim-link; runtime.h, zrt_set_sim_link).
+
+A GPT step (default d 256, 4 layers) at stages 2 and 3 on 2 ranks with one
+thread each:
+  T_free   step time without a simulated link (MPI over shared memory only)
+  T_sync   the unscheduled step (--no-schedule) on the simulated link
+  T_sched  the scheduled step (zero-schedule, the default) on the same link
+  exposed  (T_sched - T_free) / (T_sync - T_free): the share of the link's
+           time the step still waits for (0: all hidden, 1: none)
+The link's bandwidth is chosen so that the synchronous communication time
+(bytes per step / bandwidth + latency per collective) equals T_free, unless
+--gbps is given. The cost model of zero-schedule is told the same link
+(zero-run takes --sim-link as the model's link), and its predicted step time
+(zero-opt --zero-schedule remarks=true) is printed next to the measured one.
+Prints figures; asserts nothing.
+
+  python3 bench/overlap.py [--build build] [--steps 6] [--trace-dir DIR]
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, **kw)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--build', default='build')
+    ap.add_argument('--ranks', type=int, default=2)
+    ap.add_argument('--steps', type=int, default=6)
+    ap.add_argument('--repeats', type=int, default=3,
+                    help='runs per configuration; the median is reported')
+    ap.add_argument('--stages', default='2,3')
+    ap.add_argument('--d-model', type=int, default=256)
+    ap.add_argument('--layers', type=int, default=4)
+    ap.add_argument('--heads', type=int, default=4)
+    ap.add_argument('--seq', type=int, default=128)
+    ap.add_argument('--batch', type=int, default=2, help='micro-batch per rank')
+    ap.add_argument('--vocab', type=int, default=256)
+    ap.add_argument('--gbps', type=float, help='link bandwidth (default: '
+                    'chosen so that communication time equals T_free)')
+    ap.add_argument('--latency-us', type=float, default=20.0)
+    ap.add_argument('--timeline-dir', help='write each predicted timeline '
+                    '(Chrome trace JSON) here')
+    ap.add_argument('--json', help='also write the figures here')
+    args = ap.parse_args()
+    bin_dir = os.path.join(args.build, 'bin')
+    mpirun = ['mpirun', '--oversubscribe', '-np', str(args.ranks)]
+    if os.geteuid() == 0:
+        mpirun.insert(1, '--allow-run-as-root')
+    config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
+              '--heads', str(args.heads), '--seq', str(args.seq),
+              '--batch', str(args.batch), '--vocab', str(args.vocab)]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        module = os.path.join(tmp, 'step.mlir')
+        run([os.path.join(bin_dir, 'zero-gen'), 'gpt', *config, '-o', module])
+        print(f"gpt d_model={args.d_model} layers={args.layers} seq={args.seq} "
+              f"micro-batch={args.batch} f32, {args.ranks} ranks x 1 thread, "
+              f"{args.steps} steps, median of {args.repeats} runs")
+
+        def step(stage, extra):
+            times = []
+            stats = None
+            for r in range(args.repeats):
+                path = os.path.join(tmp, f'stats.{stage}.{r}.json')
+                run(mpirun + [os.path.join(bin_dir, 'zero-run'), module,
+                              '--stage', str(stage), '--steps', str(args.steps),
+                              '--num-threads', '1', '--progress', 'none',
+                              '--stats-json', path, *extra],
+                    stdout=subprocess.DEVNULL)
+                with open(path) as f:
+                    stats = json.load(f)
+                times.append(stats['step_time_s'])
+            return statistics.median(times), stats
+
+        for stage in [int(s) for s in args.stages.split(',')]:
+            t_free, free_stats = step(stage, [])
+            sent = sum(free_stats['comm_bytes'].values())
+            calls = sum(free_stats['comm_calls'].values())
+            gbps = args.gbps
+            if gbps is None:
+                budget = t_free - calls * args.latency_us * 1e-6
+                gbps = sent / max(budget, 0.2 * t_free) / 1e9
+            link = f'bw={gbps:.6g},latency={args.latency_us:g}'
+            t_sync, sync_stats = step(stage, ['--sim-link', link, '--no-schedule'])
+            t_sched, sched_stats = step(stage, ['--sim-link', link])
+            exposed = (t_sched - t_free) / (t_sync - t_free) if t_sync > t_free else float('nan')
+            # The cost model's prediction for the same step and link.
+            timeline = (os.path.join(args.timeline_dir, f'predicted.stage{stage}.json')
+                        if args.timeline_dir else os.path.join(tmp, 'timeline.json'))
+            if args.timeline_dir:
+                os.makedirs(args.timeline_dir, exist_ok=True)
+            remark = run([os.path.join(bin_dir, 'zero-opt'), module,
+                          f'--zero-partition=stage={stage} world-size={args.ranks}',
+                          f'--zero-schedule=remarks=true link-gbps={gbps:.6g} '
+                          f'link-latency-us={args.latency_us:g} timeline={timeline}',
+                          '-mlir-print-op-on-diagnostic=0', '-o', os.devnull],
+                         stderr=subprocess.PIPE).stderr
+            m = re.search(r'predicted step ([0-9.]+) ms with blocking collectives, '
+                          r'([0-9.]+) ms scheduled', remark)
+            pred_sync, pred_sched = (float(m.group(1)) / 1e3, float(m.group(2)) / 1e3) if m else (float('nan'),) * 2
+            row = dict(stage=stage, link_gbps=gbps, latency_us=args.latency_us,
+                       bytes_per_step=sent, collectives_per_step=calls,
+                       t_free=t_free, t_sync=t_sync, t_sched=t_sched,
+                       exposed=exposed, predicted_sync=pred_sync,
+                       predicted_sched=pred_sched,
+                       wait_s_sched=sched_stats['wait_seconds_per_step'],
+                       wait_s_sync=sync_stats['wait_seconds_per_step'],
+                       peak_sched=sched_stats['peak_bytes']['total'],
+                       peak_sync=sync_stats['peak_bytes']['total'])
+            results.append(row)
+            print(f"stage {stage}: link {gbps:.3g} GB/s + {args.latency_us:g} us, "
+                  f"{sent / 1e6:.2f} MB in {calls} collectives per step")
+            print(f"  T_free {t_free * 1e3:8.1f} ms   T_sync {t_sync * 1e3:8.1f} ms   "
+                  f"T_sched {t_sched * 1e3:8.1f} ms   exposed {exposed:.3f}")
+            print(f"  predicted: sync {pred_sync * 1e3:8.1f} ms ({(pred_sync / t_sync - 1) * 100:+.0f}%)   "
+                  f"sched {pred_sched * 1e3:8.1f} ms ({(pred_sched / t_sched - 1) * 100:+.0f}%)")
+            print(f"  peak bytes per rank: sync {row['peak_sync']}, sched {row['peak_sched']}")
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == '__main__':
+    main()

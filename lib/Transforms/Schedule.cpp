@@ -1,0 +1,535 @@
+//===- Schedule.cpp - Overlap communication with compute -------------------===//
+//
+// zero-schedule: blocking shard collectives become zero.*_start / zero.wait
+// pairs, placed by a cost model of the step (Passes.td has the rules). The
+// model is a timeline of one rank: one compute stream that runs the entry
+// block's ops in order and stalls at a wait whose collective has not
+// completed, and one link that runs collectives one at a time in the order
+// they started, as the runtime's communication thread does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Analysis/FlopCount.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Support/OutputFile.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROSCHEDULEPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+#define DEBUG_TYPE "zero-schedule"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// Bytes of a statically shaped tensor of ints or floats, else 0.
+double tensorBytes(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape() || !t.getElementType().isIntOrFloat())
+    return 0;
+  return double(t.getNumElements()) *
+         double((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// The rates of the cost model, per second.
+struct CostModel {
+  double gemmFlops, vectorFlops, memoryBytes, linkBytes, latency;
+
+  /// Predicted compute seconds of a top-level op (nested ops of a region
+  /// count once, without trip counts).
+  double compute(Operation *op) const {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      double flops = double(linalgFlops(op).value_or(0));
+      if (linalg::isaContractionOpInterface(linalgOp))
+        return flops / gemmFlops;
+      double bytes = 0;
+      for (Value v : op->getOperands())
+        bytes += tensorBytes(v.getType());
+      for (Value v : op->getResults())
+        bytes += tensorBytes(v.getType());
+      return bytes / memoryBytes + flops / vectorFlops;
+    }
+    double seconds = 0;
+    for (Region &region : op->getRegions())
+      for (Operation &inner : region.getOps())
+        seconds += compute(&inner);
+    return seconds;
+  }
+
+  double link(double bytes) const { return latency + bytes / linkBytes; }
+};
+
+enum class Kind { AllGather, ReduceScatter, AllReduce };
+
+StringRef kindName(Kind kind) {
+  switch (kind) {
+  case Kind::AllGather:
+    return "all_gather";
+  case Kind::ReduceScatter:
+    return "reduce_scatter";
+  case Kind::AllReduce:
+    return "all_reduce";
+  }
+  return "";
+}
+
+/// A collective the pass started: its ops and its modelled link time.
+struct Collective {
+  Operation *start;
+  WaitOp wait;
+  Kind kind;
+  double bytes;
+  double seconds;
+};
+
+/// One slice of the predicted timeline.
+struct Event {
+  bool comm;
+  std::string name;
+  double begin, end;
+  double bytes;
+};
+
+/// The ancestor of `op` in `block`, or null.
+Operation *inBlock(Block &block, Operation *op) {
+  return block.findAncestorOpInBlock(*op);
+}
+
+class Scheduler {
+public:
+  Scheduler(Block &block, const CostModel &model) : block(block), model(model) {}
+
+  /// Replaces the blocking collectives of the block; returns how many.
+  unsigned convert();
+  /// Pure consumers of a reduction's result move down to just before the
+  /// first op that needs them, and its wait with them, so that the wait
+  /// can sit anywhere in between.
+  void sinkReductionConsumers();
+  /// Reductions start right after their input.
+  void startReductionsEarly();
+  /// All-gathers move back until the timeline has them done in time.
+  void prefetch();
+  /// Reductions wait where they are predicted done, and before the start
+  /// of the reduction `depth` after them.
+  void placeReductionWaits(unsigned depth);
+
+  /// Simulates the block; fills `events` if given. Returns the step time.
+  double simulate(std::vector<Event> *events = nullptr);
+  /// The step time if every collective blocked where it waits.
+  double blockingTime();
+
+private:
+  double cost(Operation *op) {
+    auto [it, inserted] = costs.try_emplace(op, 0.0);
+    if (inserted)
+      it->second = model.compute(op);
+    return it->second;
+  }
+
+  Block &block;
+  const CostModel &model;
+  std::vector<Collective> collectives;
+  llvm::DenseMap<Operation *, Collective *> byStart, byWait;
+  llvm::DenseMap<Operation *, double> costs;
+  // Of the last simulation:
+  llvm::DenseMap<Operation *, double> beginOf, doneOf, stallOf;
+};
+
+/// World size of a shard op's grid (the product of its shape), or 0.
+int64_t gridSize(Operation *op, FlatSymbolRefAttr grid) {
+  auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, grid);
+  if (!gridOp)
+    return 0;
+  int64_t n = 1;
+  for (int64_t d : gridOp.getShape())
+    n *= d;
+  return n;
+}
+
+unsigned Scheduler::convert() {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (isa<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp>(
+            op))
+      ops.push_back(&op);
+  MLIRContext *ctx = block.getParentOp()->getContext();
+  Type token = TokenType::get(ctx);
+  collectives.reserve(ops.size());
+  for (Operation *op : ops) {
+    Value input = op->getOperand(0), result = op->getResult(0);
+    auto in = cast<RankedTensorType>(input.getType());
+    auto out = dyn_cast<RankedTensorType>(result.getType());
+    if (!out || !in.hasStaticShape() || !out.hasStaticShape() ||
+        !(in.getElementType().isF32() || in.getElementType().isF64()))
+      continue;
+    double b = double(in.getElementType().getIntOrFloatBitWidth() / 8);
+    int64_t n = 0;
+    Kind kind;
+    double bytes;
+    if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+      if (in.getRank() != 1 || gather.getGatherAxis().getZExtValue() != 0)
+        continue;
+      n = gridSize(op, gather.getGridAttr());
+      kind = Kind::AllGather;
+      bytes = double(n - 1) * double(in.getNumElements()) * b;
+    } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
+      if (in.getRank() != 1 || scatter.getScatterAxis().getZExtValue() != 0 ||
+          scatter.getReduction() != shard::ReductionKind::Sum)
+        continue;
+      n = gridSize(op, scatter.getGridAttr());
+      kind = Kind::ReduceScatter;
+      bytes = double(n - 1) * double(out.getNumElements()) * b;
+    } else {
+      auto reduce = cast<shard::AllReduceOp>(op);
+      // Scalars (the loss, norms) stay blocking: their entry points take
+      // values, not buffers.
+      if (in.getRank() == 0 || reduce.getReduction() != shard::ReductionKind::Sum ||
+          in != out)
+        continue;
+      n = gridSize(op, reduce.getGridAttr());
+      kind = Kind::AllReduce;
+      int64_t c = n > 0 ? (in.getNumElements() + n - 1) / n : 0;
+      bytes = 2.0 * double(n - 1) * double(c) * b;
+    }
+    if (n <= 0)
+      continue;
+    OpBuilder builder(op);
+    SmallVector<NamedAttribute> attrs;
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      attrs.push_back(attr);
+    OperationState state(op->getLoc(),
+                         kind == Kind::AllGather ? AllGatherStartOp::getOperationName()
+                         : kind == Kind::ReduceScatter
+                             ? ReduceScatterStartOp::getOperationName()
+                             : AllReduceStartOp::getOperationName());
+    state.addOperands(input);
+    state.addTypes({out, token});
+    state.addAttributes(attrs);
+    Operation *start = builder.create(state);
+    // The all-reduce may work in place; the others read their input until
+    // the wait.
+    SmallVector<Value> keep;
+    if (kind != Kind::AllReduce)
+      keep.push_back(input);
+    auto wait = WaitOp::create(builder, op->getLoc(), out, start->getResult(1),
+                               start->getResult(0), keep);
+    result.replaceAllUsesWith(wait.getResult());
+    op->erase();
+    collectives.push_back(
+        {start, wait, kind, bytes, model.link(bytes)});
+  }
+  for (Collective &c : collectives) {
+    byStart[c.start] = &c;
+    byWait[c.wait] = &c;
+    // The wait goes right before the first use.
+    Operation *first = nullptr;
+    for (Operation *user : c.wait.getResult().getUsers())
+      if (Operation *a = inBlock(block, user))
+        if (!first || a->isBeforeInBlock(first))
+          first = a;
+    if (first)
+      c.wait->moveBefore(first);
+    else
+      c.wait->moveBefore(block.getTerminator());
+  }
+  return collectives.size();
+}
+
+void Scheduler::sinkReductionConsumers() {
+  for (Collective &c : collectives) {
+    if (c.kind == Kind::AllGather)
+      continue;
+    llvm::SmallPtrSet<Value, 8> values;
+    values.insert(c.wait.getResult());
+    SmallVector<Operation *> slice;
+    Operation *barrier = nullptr;
+    auto usesSlice = [&](Operation *op) {
+      bool uses = false;
+      op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (values.contains(v))
+            uses = true;
+      });
+      return uses;
+    };
+    for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
+      if (!usesSlice(op))
+        continue;
+      if (op->hasTrait<OpTrait::IsTerminator>() || !isPure(op) ||
+          byStart.count(op) || byWait.count(op)) {
+        barrier = op;
+        break;
+      }
+      slice.push_back(op);
+      for (Value v : op->getResults())
+        values.insert(v);
+    }
+    if (!barrier || slice.empty())
+      continue;
+    for (Operation *op : slice)
+      op->moveBefore(barrier);
+    c.wait->moveBefore(slice.front());
+  }
+}
+
+void Scheduler::startReductionsEarly() {
+  for (Collective &c : collectives) {
+    if (c.kind == Kind::AllGather)
+      continue;
+    Value input = c.start->getOperand(0);
+    if (Operation *def = input.getDefiningOp()) {
+      if (Operation *a = inBlock(block, def))
+        c.start->moveAfter(a);
+    } else {
+      c.start->moveBefore(&block.front());
+    }
+  }
+}
+
+double Scheduler::simulate(std::vector<Event> *events) {
+  beginOf.clear();
+  doneOf.clear();
+  stallOf.clear();
+  double t = 0, linkFree = 0;
+  // Consecutive ops other than contractions make one compute event.
+  Event region{false, "compute", 0, 0, 0};
+  auto flushRegion = [&] {
+    if (events && region.end > region.begin)
+      events->push_back(region);
+    region = Event{false, "compute", t, t, 0};
+  };
+  for (Operation &op : block) {
+    beginOf[&op] = t;
+    if (Collective *c = byStart.lookup(&op)) {
+      double begin = std::max(t, linkFree);
+      linkFree = begin + c->seconds;
+      doneOf[&op] = linkFree;
+      if (events)
+        events->push_back({true, kindName(c->kind).str(), begin, linkFree,
+                           c->bytes});
+      continue;
+    }
+    if (Collective *c = byWait.lookup(&op)) {
+      double done = doneOf.lookup(c->start);
+      if (done > t) {
+        flushRegion();
+        stallOf[&op] = done - t;
+        if (events)
+          events->push_back(
+              {false, ("wait " + kindName(c->kind)).str(), t, done, 0});
+        t = done;
+        region = Event{false, "compute", t, t, 0};
+      }
+      continue;
+    }
+    double d = cost(&op);
+    if (d <= 0)
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+    if (linalgOp && linalg::isaContractionOpInterface(linalgOp)) {
+      flushRegion();
+      if (events)
+        events->push_back({false, op.getName().getStringRef().str(), t, t + d,
+                           double(linalgFlops(&op).value_or(0))});
+      t += d;
+      region = Event{false, "compute", t, t, 0};
+    } else {
+      t += d;
+      region.end = t;
+    }
+  }
+  flushRegion();
+  return t;
+}
+
+double Scheduler::blockingTime() {
+  double t = 0;
+  for (Operation &op : block)
+    if (Collective *c = byStart.lookup(&op))
+      t += c->seconds;
+    else if (!byWait.count(&op))
+      t += cost(&op);
+  return t;
+}
+
+void Scheduler::prefetch() {
+  // Each round moves every all-gather that stalls back over as much
+  // compute as it stalled; moving one changes the link's queue for the
+  // others, hence rounds.
+  for (int round = 0; round < 32; ++round) {
+    simulate();
+    bool moved = false;
+    for (Collective &c : collectives) {
+      if (c.kind != Kind::AllGather)
+        continue;
+      double stall = stallOf.lookup(c.wait);
+      if (stall <= 1e-12)
+        continue;
+      // Never above the input's definition, nor above the wait of an
+      // earlier gather of the same input: that gather's buffer is
+      // released after its last use so that this one can gather again
+      // (zero-partition's regather); starting before it would hold both.
+      Operation *limit = nullptr;
+      if (Operation *def = c.start->getOperand(0).getDefiningOp())
+        limit = inBlock(block, def);
+      for (Collective &other : collectives)
+        if (&other != &c && other.kind == Kind::AllGather &&
+            other.start->getOperand(0) == c.start->getOperand(0) &&
+            other.wait->isBeforeInBlock(c.start) &&
+            (!limit || limit->isBeforeInBlock(other.wait)))
+          limit = other.wait;
+      double covered = 0;
+      Operation *target = nullptr;
+      for (Operation *cur = c.start->getPrevNode(); cur && cur != limit;
+           cur = cur->getPrevNode()) {
+        if (covered >= stall)
+          break;
+        covered += cost(cur);
+        target = cur;
+      }
+      if (target) {
+        c.start->moveBefore(target);
+        moved = true;
+      }
+    }
+    if (!moved)
+      break;
+  }
+}
+
+void Scheduler::placeReductionWaits(unsigned depth) {
+  simulate();
+  SmallVector<Collective *> reductions;
+  for (Collective &c : collectives)
+    if (c.kind != Kind::AllGather)
+      reductions.push_back(&c);
+  llvm::sort(reductions, [](Collective *a, Collective *b) {
+    return a->start->isBeforeInBlock(b->start);
+  });
+  for (auto [i, c] : llvm::enumerate(reductions)) {
+    double ready = doneOf.lookup(c->start) + 0.5 * c->seconds;
+    Operation *limit =
+        i + depth < reductions.size() ? reductions[i + depth]->start : nullptr;
+    for (Operation *cur = c->start->getNextNode(); cur && cur != c->wait;
+         cur = cur->getNextNode()) {
+      if (cur == limit || beginOf.lookup(cur) >= ready) {
+        c->wait->moveBefore(cur);
+        break;
+      }
+    }
+  }
+}
+
+/// The timeline as Chrome trace-event JSON: process `pid` is the function,
+/// thread 0 compute, thread 1 the link.
+void appendTrace(llvm::json::Array &trace, int pid, StringRef name,
+                 const std::vector<Event> &events) {
+  trace.push_back(llvm::json::Object{
+      {"name", "process_name"}, {"ph", "M"}, {"pid", pid},
+      {"args", llvm::json::Object{{"name", ("predicted: " + name).str()}}}});
+  for (int tid : {0, 1})
+    trace.push_back(llvm::json::Object{
+        {"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid},
+        {"args", llvm::json::Object{{"name", tid ? "communication" : "compute"}}}});
+  for (const Event &e : events) {
+    llvm::json::Object args;
+    if (e.comm)
+      args["bytes"] = e.bytes;
+    else if (e.bytes > 0)
+      args["flops"] = e.bytes;
+    trace.push_back(llvm::json::Object{{"name", e.name},
+                                       {"cat", e.comm ? "comm" : "compute"},
+                                       {"ph", "X"},
+                                       {"pid", pid},
+                                       {"tid", e.comm ? 1 : 0},
+                                       {"ts", e.begin * 1e6},
+                                       {"dur", (e.end - e.begin) * 1e6},
+                                       {"args", std::move(args)}});
+  }
+}
+
+struct ZeroSchedulePass
+    : public zero::impl::ZeroSchedulePassBase<ZeroSchedulePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto [value, name] :
+         {std::pair<double, StringRef>{gemmGflops, "gemm-gflops"},
+          {vectorGflops, "vector-gflops"},
+          {memoryGbps, "memory-gbps"},
+          {linkGbps, "link-gbps"}})
+      if (!(value > 0) || std::isinf(value)) {
+        module.emitError() << "zero-schedule: " << name
+                           << " must be a positive finite rate, got " << value;
+        return signalPassFailure();
+      }
+    if (maxInflightReductions < 1) {
+      module.emitError("zero-schedule: max-inflight-reductions must be at "
+                       "least 1");
+      return signalPassFailure();
+    }
+    if (!(linkLatencyUs >= 0) || std::isinf(linkLatencyUs)) {
+      module.emitError() << "zero-schedule: link-latency-us must be >= 0, got "
+                         << linkLatencyUs;
+      return signalPassFailure();
+    }
+    CostModel model{gemmGflops * 1e9, vectorGflops * 1e9, memoryGbps * 1e9,
+                    linkGbps * 1e9, linkLatencyUs * 1e-6};
+    llvm::json::Array trace;
+    int pid = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &block = func.getBody().front();
+      Scheduler scheduler(block, model);
+      if (scheduler.convert() == 0)
+        continue;
+      double blocking = scheduler.blockingTime();
+      scheduler.sinkReductionConsumers();
+      scheduler.startReductionsEarly();
+      if (prefetch)
+        scheduler.prefetch();
+      scheduler.placeReductionWaits(maxInflightReductions);
+      std::vector<Event> events;
+      double scheduled = scheduler.simulate(&events);
+      if (remarks)
+        func.emitRemark() << "zero-schedule: predicted step "
+                          << llvm::formatv("{0:F3}", blocking * 1e3).str()
+                          << " ms with blocking collectives, "
+                          << llvm::formatv("{0:F3}", scheduled * 1e3).str()
+                          << " ms scheduled";
+      appendTrace(trace, pid++, func.getSymName(), events);
+    }
+    if (!timeline.empty()) {
+      llvm::json::Object root{{"traceEvents", std::move(trace)},
+                              {"displayTimeUnit", "ms"}};
+      if (llvm::Error e = writeOutputFile(timeline, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+               << "\n";
+          })) {
+        module.emitError() << "zero-schedule: " << llvm::toString(std::move(e));
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace

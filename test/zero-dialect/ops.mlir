@@ -1,0 +1,33 @@
+// RUN: zero-opt %s | zero-opt | FileCheck %s
+// Started collectives and waits print and parse back, in both forms.
+
+// CHECK-LABEL: func.func @tensors
+func.func @tensors(%a: tensor<64xf32>, %g: tensor<128xf64>, %m: tensor<4x8xf32>)
+    -> (tensor<128xf32>, tensor<64xf64>, tensor<4x8xf32>) {
+  // CHECK: %[[P:.*]], %[[T:.*]] = zero.all_gather_start %{{.*}} {zero.category = "params"} : tensor<64xf32> -> tensor<128xf32>
+  %p, %t = zero.all_gather_start %a {zero.category = "params"} : tensor<64xf32> -> tensor<128xf32>
+  // CHECK: zero.reduce_scatter_start %{{.*}} : tensor<128xf64> -> tensor<64xf64>
+  %p2, %t2 = zero.reduce_scatter_start %g : tensor<128xf64> -> tensor<64xf64>
+  // CHECK: zero.all_reduce_start %{{.*}} : tensor<4x8xf32> -> tensor<4x8xf32>
+  %p3, %t3 = zero.all_reduce_start %m : tensor<4x8xf32> -> tensor<4x8xf32>
+  // CHECK: zero.wait %[[T]], %[[P]] : tensor<128xf32> keep(%{{.*}} : tensor<64xf32>) -> tensor<128xf32>
+  %r = zero.wait %t, %p : tensor<128xf32> keep(%a : tensor<64xf32>) -> tensor<128xf32>
+  %r2 = zero.wait %t2, %p2 : tensor<64xf64> keep(%g : tensor<128xf64>) -> tensor<64xf64>
+  // CHECK: zero.wait %{{.*}}, %{{.*}} : tensor<4x8xf32> -> tensor<4x8xf32>
+  %r3 = zero.wait %t3, %p3 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %r, %r2, %r3 : tensor<128xf32>, tensor<64xf64>, tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @memrefs
+func.func @memrefs(%in: memref<64xf32>, %out: memref<128xf32>,
+                   %sub: memref<64xf32, strided<[1], offset: 64>>) {
+  // CHECK: %[[T:.*]] = zero.all_gather_start %{{.*}} into %{{.*}} : memref<64xf32> into memref<128xf32>
+  %t = zero.all_gather_start %in into %out : memref<64xf32> into memref<128xf32>
+  // CHECK: zero.wait %[[T]] keep(%{{.*}}, %{{.*}} : memref<64xf32>, memref<128xf32>)
+  zero.wait %t keep(%in, %out : memref<64xf32>, memref<128xf32>)
+  // A contiguous view with an offset is a valid buffer; in place is allowed.
+  // CHECK: zero.all_reduce_start %{{.*}} into %{{.*}} : memref<64xf32, strided<[1], offset: 64>> into memref<64xf32, strided<[1], offset: 64>>
+  %t2 = zero.all_reduce_start %sub into %sub : memref<64xf32, strided<[1], offset: 64>> into memref<64xf32, strided<[1], offset: 64>>
+  zero.wait %t2
+  return
+}
