@@ -6,7 +6,7 @@ shard.grid @g(shape = 2)
 
 // An all-gather becomes a start and a wait; the wait sits right before the
 // first use; the start moves above the matmul before it, whose predicted
-// time (33.5 MFLOP at 50 GFLOP/s) hides the gather (20 us + 256 bytes at
+// time (33.5 MFLOP at 100 GFLOP/s) hides the gather (20 us + 256 bytes at
 // 10 GB/s). Without prefetch it stays where the blocking gather was.
 // CHECK-LABEL: func.func @prefetch
 // CHECK: %[[P:.*]], %[[T:.*]] = zero.all_gather_start %arg0 {zero.category = "params"} : tensor<64xf32> -> tensor<128xf32>

@@ -909,11 +909,13 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "2",
            "At most this many reduce-scatters and all-reduces in flight at "
            "once (each holds its full-size input until its wait); >= 1">,
-    Option<"gemmGflops", "gemm-gflops", "double", "50.0",
-           "Cost model: GEMM rate in GFLOP/s (one rank)">,
-    Option<"vectorGflops", "vector-gflops", "double", "8.0",
+    Option<"gemmGflops", "gemm-gflops", "double", "100.0",
+           "Cost model: GEMM rate in GFLOP/s (one rank; the defaults of the "
+           "compute rates predict gpt d256 L4's step on one thread of the "
+           "development machine within 1%, docs/results.md)">,
+    Option<"vectorGflops", "vector-gflops", "double", "16.0",
            "Cost model: rate of the FLOPs of other linalg ops, in GFLOP/s">,
-    Option<"memoryGbps", "memory-gbps", "double", "10.0",
+    Option<"memoryGbps", "memory-gbps", "double", "20.0",
            "Cost model: memory bandwidth of one rank in GB/s (1e9 bytes/s)">,
     Option<"linkGbps", "link-gbps", "double", "10.0",
            "Cost model: link bandwidth in GB/s (what zero-run's --sim-link "
