@@ -558,7 +558,11 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     all-reduces use the scalar entry points). This pass then replaces
     `shard.process_linear_index` with the runtime's rank and erases the
     grid, so that nothing of the shard dialect reaches the LLVM lowering.
-    Any other shard op left is a located error. It also moves the
+    Any other shard op left is a located error. Started collectives in
+    memref form (`zero.*_start`, `zero.wait`, made by zero-schedule and
+    bufferized by the models of the same file) are lowered here by
+    conversion patterns to `zrt_*_start_*` calls returning the request
+    (`!zero.token` becomes `i64`) and `zrt_wait`. It also moves the
     `zero.category` a reduction's runtime call carries (the category of the
     full gradient it reads, which one-shot bufferization had not yet
     materialized when the call was made) to the allocation of that buffer.
