@@ -175,7 +175,7 @@ LogicalResult simulate(Block &block, Live &live,
       } else {
         // A blocking collective runs after every started one has completed
         // (and freed its scratch).
-        if (scratch != 0 || call.getCallee().starts_with("zrt_all_") ||
+        if (call.getCallee().starts_with("zrt_all_") ||
             call.getCallee().starts_with("zrt_reduce_")) {
           live.add(kComm, -largestInFlight());
           for (auto &entry : inFlight)
