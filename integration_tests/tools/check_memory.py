@@ -22,6 +22,8 @@ Checks, per rank (the largest peak over ranks):
   With --scheduled (a zero-schedule step) the upper bounds are not checked:
   prefetched parameters and gradients in flight are held at once by design,
   and the exact per-category prediction is what bounds them.
+  With --budget B (a step scheduled under zero-schedule's memory-budget) the
+  predicted and the measured peak totals are at most B.
 """
 
 import argparse
@@ -42,6 +44,9 @@ def main():
                     help='a zero-schedule step: prefetched parameters and '
                     'gradients in flight are held at once by design, so '
                     'only the lower bounds of the accounting apply')
+    ap.add_argument('--budget', type=int, default=None,
+                    help="zero-schedule's memory-budget: both peak totals "
+                    'must be at most this many bytes')
     args = ap.parse_args()
     report = json.load(open(args.report))[0]
     stats = json.load(open(args.stats))
@@ -69,6 +74,12 @@ def main():
             failures.append(f"total: measured {peak['total']} > predicted {predicted}")
     elif rel > args.tol:
         failures.append(f'total: relative difference {rel:.2e} > {args.tol}')
+    if args.budget is not None:
+        print(f"  budget {args.budget}: predicted {predicted}, measured "
+              f"{peak['total']}")
+        for what, value in (('predicted', predicted), ('measured', peak['total'])):
+            if value > args.budget:
+                failures.append(f'{what} peak {value} > memory budget {args.budget}')
     if peak['optimizer_states'] != states['optimizer_states']:
         failures.append('optimizer_states: measured != accounting')
     for c in ('params', 'grads'):

@@ -141,6 +141,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     ZeroSchedulePassOptions schedule;
     schedule.linkGbps = opts.linkGbps;
     schedule.linkLatencyUs = opts.linkLatencyUs;
+    schedule.memoryBudget = opts.memoryBudget;
     pm.addPass(createZeroSchedulePass(schedule));
   }
   LowerCPUOptions lower;

@@ -101,6 +101,12 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
       llvm::formatv("link-gbps={0} link-latency-us={1}", options.linkGbps,
                     options.linkLatencyUs)
           .str();
+  if (options.memoryBudget > 0) {
+    if (!options.schedule)
+      return makeError("a memory budget is zero-schedule's: it needs the "
+                       "schedule (drop the option that turns it off)");
+    schedule += " memory-budget=" + std::to_string(options.memoryBudget);
+  }
   switch (info.form) {
   case StepForm::Lowered:
     return std::string();

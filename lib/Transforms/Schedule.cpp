@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Analysis/FlopCount.h"
+#include "zero/Analysis/StepMemory.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Support/OutputFile.h"
 #include "zero/Transforms/Passes.h"
@@ -19,6 +21,8 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -26,6 +30,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROSCHEDULEPASS
@@ -129,6 +134,19 @@ public:
   /// Reductions wait where they are predicted done, and before the start
   /// of the reduction `depth` after them.
   void placeReductionWaits(unsigned depth);
+
+  /// The starts and waits of the block, in program order.
+  SmallVector<Operation *> startsAndWaits();
+  /// Takes collectives out of the set in flight at a memory peak that comes
+  /// after the first `k` of startsAndWaits() (at the k-th one, a start
+  /// whose scratch makes the peak, if `atEvent`), until their full-size
+  /// buffers add up to `excess` bytes: latest wait first, an all-gather
+  /// starts after the peak, a reduction completes before it. Starts only
+  /// move later and waits earlier, over at least one other start or wait.
+  /// Returns how many moved.
+  unsigned relieve(unsigned k, bool atEvent, double excess);
+  /// Every all-gather starts right before its wait; returns how many moved.
+  unsigned dropPrefetches();
 
   /// Simulates the block; fills `events` if given. Returns the step time.
   double simulate(std::vector<Event> *events = nullptr);
@@ -437,6 +455,75 @@ void Scheduler::placeReductionWaits(unsigned depth) {
   }
 }
 
+SmallVector<Operation *> Scheduler::startsAndWaits() {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (byStart.count(&op) || byWait.count(&op))
+      ops.push_back(&op);
+  return ops;
+}
+
+unsigned Scheduler::relieve(unsigned k, bool atEvent, double excess) {
+  SmallVector<Operation *> events = startsAndWaits();
+  llvm::SmallPtrSet<Operation *, 16> before(events.begin(),
+                                            events.begin() + k);
+  SmallVector<Collective *> inFlight;
+  for (Collective &c : collectives)
+    if (before.contains(c.start) && !before.contains(c.wait))
+      inFlight.push_back(&c);
+  llvm::sort(inFlight, [](Collective *a, Collective *b) {
+    return b->wait->isBeforeInBlock(a->wait);
+  });
+  unsigned moved = 0;
+  double relieved = 0;
+  for (Collective *c : inFlight) {
+    if (relieved >= excess)
+      break;
+    if (c->kind == Kind::AllGather) {
+      // After the peak: after the first start or wait that follows it
+      // (which may be the one whose result buffer the peak allocates), or
+      // at the latest right before its own wait.
+      Operation *next = events[k];
+      if (next == c->wait) {
+        if (c->start->getNextNode() == c->wait)
+          continue;
+        c->start->moveBefore(c->wait);
+      } else {
+        c->start->moveAfter(next);
+      }
+      relieved += tensorBytes(c->start->getResult(0).getType());
+    } else {
+      // Before the peak: right after the last start or wait that precedes
+      // it (at the earliest, its own start), or before the start at the
+      // peak.
+      if (atEvent) {
+        Operation *peak = events[k - 1];
+        if (c->start == peak || c->wait->getNextNode() == peak)
+          continue;
+        c->wait->moveBefore(peak);
+      } else {
+        Operation *prev = events[k - 1];
+        if (c->wait->getPrevNode() == prev)
+          continue;
+        c->wait->moveAfter(prev);
+      }
+      relieved += tensorBytes(c->start->getOperand(0).getType());
+    }
+    ++moved;
+  }
+  return moved;
+}
+
+unsigned Scheduler::dropPrefetches() {
+  unsigned moved = 0;
+  for (Collective &c : collectives)
+    if (c.kind == Kind::AllGather && c.start->getNextNode() != c.wait) {
+      c.start->moveBefore(c.wait);
+      ++moved;
+    }
+  return moved;
+}
+
 /// The timeline as Chrome trace-event JSON: process `pid` is the function,
 /// thread 0 compute, thread 1 the link.
 void appendTrace(llvm::json::Array &trace, int pid, StringRef name,
@@ -469,6 +556,163 @@ struct ZeroSchedulePass
     : public zero::impl::ZeroSchedulePassBase<ZeroSchedulePass> {
   using Base::Base;
 
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    // The budget runs the bufferization pipeline inside this pass: its
+    // dialects must be loaded before the pass manager runs.
+    if (memoryBudget > 0) {
+      OpPassManager pm(ModuleOp::getOperationName());
+      std::string ignored;
+      llvm::raw_string_ostream os(ignored);
+      if (succeeded(parsePassPipeline(bufferizePipeline, pm, os)))
+        pm.getDependentDialects(registry);
+    }
+  }
+
+  /// A function the budget applies to: a step function (zero.role), or
+  /// one with collectives to schedule.
+  static bool isStepFunction(func::FuncOp func) {
+    if (func->hasAttr(ZeroDialect::RoleAttrHelper::getNameStr()))
+      return true;
+    return func
+        .walk([](Operation *op) {
+          return isa<shard::AllGatherOp, shard::ReduceScatterOp,
+                     shard::AllReduceOp>(op)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  /// A function's predicted peak, where it is, and how many of the
+  /// function's starts and waits come before it (of `events` in all).
+  struct Peak {
+    int64_t bytes;
+    Location loc;
+    unsigned before, events;
+    /// Whether the peak is at the last of `before`, a start.
+    bool atStart;
+  };
+
+  /// Bufferizes a copy of `module` with bufferize-pipeline and predicts
+  /// the peak of each function in `names` (zero-memory-report's total).
+  FailureOr<llvm::StringMap<Peak>> predictPeaks(ModuleOp module,
+                                                ArrayRef<StringRef> names) {
+    MLIRContext *ctx = module.getContext();
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(bufferizePipeline, pm, os)))
+      return getOperation().emitError()
+             << "zero-schedule: bufferize-pipeline '" << bufferizePipeline
+             << "' does not parse: " << error;
+    OwningOpRef<ModuleOp> copy = module.clone();
+    if (failed(pm.run(*copy)))
+      return getOperation().emitError()
+             << "zero-schedule: memory-budget: bufferizing a copy of the "
+                "step with '"
+             << bufferizePipeline << "' failed (the errors above say why)";
+    llvm::StringMap<Peak> peaks;
+    for (StringRef name : names) {
+      auto func = copy->lookupSymbol<func::FuncOp>(name);
+      if (!func || func.isExternal())
+        return getOperation().emitError()
+               << "zero-schedule: memory-budget: bufferize-pipeline did not "
+                  "keep @"
+               << name;
+      FailureOr<StepMemory> memory = predictStepMemory(func);
+      if (failed(memory))
+        return failure();
+      Peak peak{memory->predictedPeak,
+                memory->peakAt ? memory->peakAt->getLoc() : func.getLoc(), 0,
+                0, false};
+      for (Operation &op : func.getBody().front()) {
+        auto call = dyn_cast<func::CallOp>(op);
+        bool start = call && call.getCallee().starts_with("zrt_") &&
+                     call.getCallee().contains("_start_");
+        bool wait = call && call.getCallee() == "zrt_wait";
+        if (&op == memory->peakAt) {
+          peak.before = peak.events + (start ? 1 : 0);
+          peak.atStart = start;
+        }
+        peak.events += start || wait;
+      }
+      peaks.try_emplace(name, peak);
+    }
+    return peaks;
+  }
+
+  /// Relieves the scheduled functions' peaks until each fits the budget;
+  /// a function that cannot fit gets its unscheduled body back.
+  template <typename Scheduled>
+  LogicalResult holdBudget(std::vector<Scheduled> &scheduled,
+                           ModuleOp unscheduled) {
+    // Every move is monotone (a start later, a wait earlier): this bounds
+    // the rounds generously.
+    unsigned limit = 8;
+    for (Scheduled &s : scheduled)
+      limit += 4 * s.scheduler->startsAndWaits().size();
+    for (unsigned round = 0;; ++round) {
+      SmallVector<StringRef> names;
+      for (Scheduled &s : scheduled)
+        if (s.scheduler && s.peak < 0)
+          names.push_back(s.func.getSymName());
+      if (names.empty())
+        return success();
+      FailureOr<llvm::StringMap<Peak>> peaks = predictPeaks(getOperation(), names);
+      if (failed(peaks))
+        return failure();
+      for (Scheduled &s : scheduled) {
+        if (!s.scheduler || s.peak >= 0)
+          continue;
+        const Peak &peak = peaks->find(s.func.getSymName())->second;
+        if (peak.bytes <= memoryBudget) {
+          s.peak = peak.bytes;
+          continue;
+        }
+        if (peak.events != s.scheduler->startsAndWaits().size())
+          return s.func.emitError()
+                 << "zero-schedule: memory-budget: the bufferized copy has "
+                 << peak.events << " started collectives and waits, the step "
+                 << s.scheduler->startsAndWaits().size()
+                 << "; bufferize-pipeline must keep them in order";
+        // Relieve peaks while that lowers the highest one; then drop every
+        // prefetch and go on with the reductions; then give up.
+        if (peak.bytes < s.best) {
+          s.best = peak.bytes;
+          s.stalled = 0;
+        } else {
+          ++s.stalled;
+        }
+        if (round < limit && s.stalled < 8) {
+          if (unsigned moved = s.scheduler->relieve(
+                  peak.before, peak.atStart,
+                  double(peak.bytes - memoryBudget))) {
+            s.relieved += moved;
+            continue;
+          }
+        }
+        if (!s.prefetchDropped) {
+          s.prefetchDropped = true;
+          s.stalled = 0;
+          s.best = peak.bytes;
+          if (unsigned moved = s.scheduler->dropPrefetches()) {
+            s.relieved += moved;
+            continue;
+          }
+        }
+        auto original = unscheduled.lookupSymbol<func::FuncOp>(s.func.getSymName());
+        s.func.getBody().takeBody(original.getBody());
+        s.func.emitWarning()
+            << "zero-schedule: no schedule of @" << s.func.getSymName()
+            << " found within memory-budget=" << static_cast<int64_t>(memoryBudget)
+            << " (the scheduled step peaks at " << peak.bytes
+            << " bytes); its collectives stay blocking";
+        s.scheduler.reset();
+      }
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto [value, name] :
@@ -493,30 +737,93 @@ struct ZeroSchedulePass
     }
     CostModel model{gemmGflops * 1e9, vectorGflops * 1e9, memoryGbps * 1e9,
                     linkGbps * 1e9, linkLatencyUs * 1e-6};
-    llvm::json::Array trace;
-    int pid = 0;
+    if (memoryBudget < 0) {
+      module.emitError() << "zero-schedule: memory-budget must be >= 0 "
+                            "bytes (0: none), got "
+                         << static_cast<int64_t>(memoryBudget);
+      return signalPassFailure();
+    }
+
+    // The unscheduled step: the budget's floor, and what a function falls
+    // back to when no schedule fits.
+    OwningOpRef<ModuleOp> unscheduled;
+    if (memoryBudget > 0) {
+      unscheduled = module.clone();
+      SmallVector<StringRef> names;
+      for (auto func : unscheduled->getOps<func::FuncOp>())
+        if (!func.isExternal() && isStepFunction(func))
+          names.push_back(func.getSymName());
+      FailureOr<llvm::StringMap<Peak>> peaks = predictPeaks(*unscheduled, names);
+      if (failed(peaks))
+        return signalPassFailure();
+      bool over = false;
+      for (auto &[name, peak] : *peaks)
+        if (peak.bytes > memoryBudget) {
+          mlir::emitError(peak.loc)
+              << "zero-schedule: @" << name << " needs " << peak.bytes
+              << " bytes per rank at its peak here even with every "
+                 "collective blocking, "
+              << peak.bytes - static_cast<int64_t>(memoryBudget) << " bytes over memory-budget="
+              << static_cast<int64_t>(memoryBudget)
+              << " (raise the budget, or use a higher ZeRO stage or a "
+                 "smaller batch)";
+          over = true;
+        }
+      if (over)
+        return signalPassFailure();
+    }
+
+    struct Scheduled {
+      func::FuncOp func;
+      std::unique_ptr<Scheduler> scheduler;
+      double blocking;
+      int64_t peak = -1;
+      unsigned relieved = 0;
+      // The budget's search: the lowest peak so far, rounds since it
+      // fell, and whether every prefetch was dropped.
+      int64_t best = std::numeric_limits<int64_t>::max();
+      unsigned stalled = 0;
+      bool prefetchDropped = false;
+    };
+    std::vector<Scheduled> scheduled;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      Block &block = func.getBody().front();
-      Scheduler scheduler(block, model);
-      if (scheduler.convert() == 0)
+      auto scheduler =
+          std::make_unique<Scheduler>(func.getBody().front(), model);
+      if (scheduler->convert() == 0)
         continue;
-      double blocking = scheduler.blockingTime();
-      scheduler.sinkReductionConsumers();
-      scheduler.startReductionsEarly();
+      double blocking = scheduler->blockingTime();
+      scheduler->sinkReductionConsumers();
+      scheduler->startReductionsEarly();
       if (prefetch)
-        scheduler.prefetch();
-      scheduler.placeReductionWaits(maxInflightReductions);
+        scheduler->prefetch();
+      scheduler->placeReductionWaits(maxInflightReductions);
+      scheduled.push_back({func, std::move(scheduler), blocking});
+    }
+    if (memoryBudget > 0 && failed(holdBudget(scheduled, *unscheduled)))
+      return signalPassFailure();
+
+    llvm::json::Array trace;
+    int pid = 0;
+    for (Scheduled &s : scheduled) {
+      if (!s.scheduler)
+        continue;
       std::vector<Event> events;
-      double scheduled = scheduler.simulate(&events);
-      if (remarks)
-        func.emitRemark() << "zero-schedule: predicted step "
-                          << llvm::formatv("{0:F3}", blocking * 1e3).str()
-                          << " ms with blocking collectives, "
-                          << llvm::formatv("{0:F3}", scheduled * 1e3).str()
-                          << " ms scheduled";
-      appendTrace(trace, pid++, func.getSymName(), events);
+      double time = s.scheduler->simulate(&events);
+      if (remarks) {
+        InFlightDiagnostic d =
+            s.func.emitRemark()
+            << "zero-schedule: predicted step "
+            << llvm::formatv("{0:F3}", s.blocking * 1e3).str()
+            << " ms with blocking collectives, "
+            << llvm::formatv("{0:F3}", time * 1e3).str() << " ms scheduled";
+        if (memoryBudget > 0)
+          d << "; predicted peak " << s.peak << " bytes within memory-budget="
+            << static_cast<int64_t>(memoryBudget) << " (" << s.relieved
+            << " collectives moved for it)";
+      }
+      appendTrace(trace, pid++, s.func.getSymName(), events);
     }
     if (!timeline.empty()) {
       llvm::json::Object root{{"traceEvents", std::move(trace)},
@@ -533,3 +840,4 @@ struct ZeroSchedulePass
 };
 
 } // namespace
+

@@ -14,6 +14,7 @@
 #include "zero/Conversion/StepAbi.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/InitAll.h"
+#include "zero/Support/ByteSize.h"
 #include "zero/Support/InputFile.h"
 #include "zero/Target/CompileStep.h"
 
@@ -74,6 +75,10 @@ Options:
                          U microseconds per collective (default bw=10,
                          latency=20; give what the binary's --sim-link will
                          simulate)
+  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
+                         zero-memory-report predicts it (40000000, 40MB,
+                         38MiB): prefetches that would exceed it start later;
+                         a step over it even unscheduled does not compile
   --linker CXX           the C++ compiler driver that links the executable
                          (default: $ZERO_LINKER, else the compiler zero-mlir
                          was built with)
@@ -88,6 +93,7 @@ struct Options {
   bool gemmToRuntime = true;
   bool schedule = true;
   double linkGbps = 10.0, linkLatencyUs = 20.0;
+  int64_t memoryBudget = 0;
   std::string linker;
 };
 
@@ -156,6 +162,13 @@ Options parseOptions(int argc, char **argv) {
       // An infinitely fast link: collectives cost their latency.
       if (std::isinf(opts.linkGbps))
         opts.linkGbps = 1e9;
+    } else if (key == "memory-budget") {
+      std::string v = value();
+      std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
+      if (!bytes || *bytes == 0)
+        fail("option '--memory-budget' expects a positive byte count such "
+             "as 40000000, 40MB or 38MiB, got '" + v + "'");
+      opts.memoryBudget = *bytes;
     } else if (key == "linker") {
       opts.linker = value();
     } else {
@@ -164,6 +177,8 @@ Options parseOptions(int argc, char **argv) {
   }
   if (opts.output.empty())
     fail("no output given; say where with -o FILE");
+  if (opts.memoryBudget > 0 && !opts.schedule)
+    fail("--memory-budget is held by zero-schedule: drop --no-schedule");
   return opts;
 }
 
@@ -323,6 +338,7 @@ int main(int argc, char **argv) {
   options.schedule = opts.schedule;
   options.linkGbps = opts.linkGbps;
   options.linkLatencyUs = opts.linkLatencyUs;
+  options.memoryBudget = opts.memoryBudget;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
   llvm::Expected<std::string> object = compileStep(*module, options);

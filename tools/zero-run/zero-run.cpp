@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/InitAll.h"
+#include "zero/Support/ByteSize.h"
 #include "zero/Support/InputFile.h"
 #include "zero/Target/CompileStep.h"
 
@@ -70,6 +71,10 @@ Compilation:
   --link-model bw=G,latency=U
                          the link zero-schedule's cost model assumes (default:
                          --sim-link's if given, else bw=10,latency=20)
+  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
+                         zero-memory-report predicts it (40000000, 40MB,
+                         38MiB): prefetches that would exceed it start later;
+                         a step over it even unscheduled does not compile
   --cache-dir DIR        where compiled steps are kept, keyed by the module,
                          these options and the compiler (default:
                          $ZERO_CACHE_DIR, else $XDG_CACHE_HOME/zero-mlir,
@@ -87,6 +92,7 @@ struct RunOptions {
   bool gemmToRuntime = true;
   bool schedule = true;
   std::string linkModel, simLink;
+  int64_t memoryBudget = 0;
   std::string cacheDir;
   bool noCache = false;
   bool help = false;
@@ -152,6 +158,13 @@ RunOptions parseOptions(int argc, char **argv) {
       opts.schedule = false;
     } else if (key == "link-model") {
       opts.linkModel = value(i, key, inlineValue, hasInline);
+    } else if (key == "memory-budget") {
+      std::string v = value(i, key, inlineValue, hasInline);
+      std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
+      if (!bytes || *bytes == 0)
+        fail("option '--memory-budget' expects a positive byte count such "
+             "as 40000000, 40MB or 38MiB, got '" + v + "'");
+      opts.memoryBudget = *bytes;
     } else if (key == "cache-dir") {
       opts.cacheDir = value(i, key, inlineValue, hasInline);
       if (opts.cacheDir.empty())
@@ -205,11 +218,12 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
   else
     hash.update("unknown executable " + exe);
   hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
-                            "link={5},{6}\n",
+                            "link={5},{6} budget={7}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
-                            options.linkGbps, options.linkLatencyUs)
+                            options.linkGbps, options.linkLatencyUs,
+                            options.memoryBudget)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -323,6 +337,9 @@ int main(int argc, char **argv) {
   options.worldSize = world;
   options.gemmToRuntime = opts.gemmToRuntime;
   options.schedule = opts.schedule;
+  if (opts.memoryBudget > 0 && !opts.schedule)
+    fail("--memory-budget is held by zero-schedule: drop --no-schedule");
+  options.memoryBudget = opts.memoryBudget;
   // The cost model's link: --link-model, else the link the run simulates.
   if (const std::string &spec =
           opts.linkModel.empty() ? opts.simLink : opts.linkModel;

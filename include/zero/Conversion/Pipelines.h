@@ -69,6 +69,11 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::desc("zero-schedule's cost model: latency of a collective "
                      "in microseconds"),
       llvm::cl::init(20.0)};
+  PassOptions::Option<int64_t> memoryBudget{
+      *this, "memory-budget",
+      llvm::cl::desc("zero-schedule's memory budget: bytes one rank may hold "
+                     "at the step's peak (0: none; needs schedule)"),
+      llvm::cl::init(0)};
   PassOptions::Option<Target> target{
       *this, "target", llvm::cl::desc("What the step is lowered for"),
       llvm::cl::init(Target::CPU),

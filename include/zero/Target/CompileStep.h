@@ -77,6 +77,8 @@ struct CompileOptions {
   bool schedule = true;
   double linkGbps = 10.0;
   double linkLatencyUs = 20.0;
+  /// zero-schedule's memory budget in bytes per rank (0: none).
+  int64_t memoryBudget = 0;
   ObjectOptions object;
 };
 

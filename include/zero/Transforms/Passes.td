@@ -882,6 +882,18 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
       reads stay allocated until its wait, so this bounds how many are held
       at once (2: double buffering, as DeepSpeed's overlap_comm does).
 
+    With `memory-budget` (bytes per rank), the scheduled step's predicted
+    peak (zero-memory-report's total, computed on a copy of the module
+    bufferized by `bufferize-pipeline`, the pipeline that follows this
+    pass) stays within the budget: while it does not, of the collectives
+    in flight at the peak the one whose wait comes last is relieved, an
+    all-gather by starting it after the peak (at its wait, if the peak is
+    right before it: the prefetch is dropped), a reduction by waiting for
+    it before the peak. A function that still cannot fit keeps its
+    blocking collectives (a warning says so), and a step whose peak
+    exceeds the budget even with every collective blocking is a located
+    error, at the op where the peak is, saying by how many bytes.
+
     Collectives keep their relative order on every rank (it is program
     order), and each reduces exactly as its blocking form does, so the step
     gives bit-identical results. The predicted timeline can be written as
@@ -926,6 +938,13 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "bw= sets)">,
     Option<"linkLatencyUs", "link-latency-us", "double", "20.0",
            "Cost model: latency of one collective in microseconds">,
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Bytes one rank may hold at the step's peak, as zero-memory-report "
+           "predicts it (0: no budget)">,
+    Option<"bufferizePipeline", "bufferize-pipeline", "std::string",
+           "\"zero-bufferize-step\"",
+           "With memory-budget: the pass pipeline that bufferizes a copy of "
+           "the module for the memory prediction">,
     Option<"timeline", "timeline", "std::string", "\"\"",
            "Write the predicted timeline of each scheduled function to this "
            "file, as Chrome trace-event JSON">,

@@ -1,0 +1,57 @@
+//===- StepMemory.h - Predicted per-rank memory of a step ------*- C++ -*-===//
+//
+// The bytes one rank holds while it runs a bufferized step function: the
+// ZeRO model-state accounting from the step's manifest, the buffers a
+// driver passes in, and the peak of what the function allocates, simulated
+// over its allocations and frees in program order. zero-memory-report
+// prints it; zero-schedule's memory budget holds the scheduled step to it;
+// tests compare it with what the runtime measures.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_ANALYSIS_STEPMEMORY_H
+#define ZERO_ANALYSIS_STEPMEMORY_H
+
+#include "zero/Analysis/Allocations.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <array>
+
+namespace mlir::zero {
+
+/// The runtime's memory categories: kAllocCategories, then the collectives'
+/// scratch (comm).
+inline constexpr unsigned kNumMemoryCategories =
+    std::size(kAllocCategories) + 1;
+inline constexpr llvm::StringLiteral kMemoryCategories[kNumMemoryCategories] = {
+    kAllocCategories[0], kAllocCategories[1], kAllocCategories[2],
+    kAllocCategories[3], "comm"};
+
+struct StepMemory {
+  int64_t stage = -1, worldSize = 1;
+  llvm::StringMap<int64_t> modelStates; ///< params, grads, optimizer_states
+  llvm::StringMap<int64_t> arguments;   ///< by category
+  int64_t largestTensor = 0; ///< bytes of the largest padded parameter
+  int64_t numParams = 0;
+  /// Peak of the bytes the function allocates itself.
+  int64_t generatedPeak = 0;
+  /// Peak of the total: argument buffers plus generated allocations.
+  int64_t predictedPeak = 0;
+  /// Predicted peak per category (arguments plus generated code).
+  std::array<int64_t, kNumMemoryCategories> predictedByCategory{};
+  /// The op of the function's entry block during which the total first
+  /// reached its peak (null if the function allocates nothing).
+  Operation *peakAt = nullptr;
+};
+
+/// Predicts what one rank holds while running `fn`, a bufferized step
+/// function (memref arguments). Emits a located error and fails on what the
+/// prediction cannot size (non-numeric or dynamic buffers, a malformed
+/// manifest, sums that overflow int64).
+FailureOr<StepMemory> predictStepMemory(func::FuncOp fn);
+
+} // namespace mlir::zero
+
+#endif // ZERO_ANALYSIS_STEPMEMORY_H

@@ -1,0 +1,360 @@
+//===- StepMemory.cpp - Predicted per-rank memory of a step ---------------===//
+//
+// The simulation behind zero-memory-report and zero-schedule's memory
+// budget (StepMemory.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Analysis/StepMemory.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// The bytes of a buffer, or a located error where the element type has no
+/// size the runtime allocates by, or the size does not fit int64 (the report
+/// never prints a wrapped number).
+FailureOr<int64_t> bytesOf(Location loc, MemRefType t) {
+  Type elt = t.getElementType();
+  if (!elt.isIntOrFloat())
+    return emitError(loc) << "zero-memory-report: buffer of type " << t
+                          << " has element type " << elt
+                          << ", whose size the report does not know; "
+                             "training steps hold integer and float buffers";
+  if (!t.hasStaticShape())
+    return emitError(loc) << "zero-memory-report: buffer of type " << t
+                          << " has a dynamic shape; the report needs static "
+                             "sizes";
+  std::optional<int64_t> bytes = (elt.getIntOrFloatBitWidth() + 7) / 8;
+  for (int64_t d : t.getShape())
+    bytes = bytes ? llvm::checkedMul(*bytes, d) : std::nullopt;
+  if (!bytes)
+    return emitError(loc) << "zero-memory-report: the byte size of " << t
+                          << " overflows 64 bits";
+  return *bytes;
+}
+
+/// Scratch the runtime's collective `call` allocates while it runs (its
+/// ZRT_COMM receive buffers; docs/decisions.md, "Collectives reduce in one
+/// fixed order"): N blocks of the segment, the segment bounded by the
+/// 16 MiB bucket, and a second such buffer for an all-reduce whose count is
+/// not a multiple of N.
+int64_t commScratch(func::CallOp call, int64_t n) {
+  StringRef callee = call.getCallee();
+  if (n <= 1 || !callee.starts_with("zrt_"))
+    return 0;
+  int64_t b = callee.ends_with("_f64") ? 8 : 4;
+  // (Products are checked: a hand-written zero.world_size may be anything;
+  // an overflow counts as the largest size, which the sums then refuse.)
+  auto mul = [](int64_t x, int64_t y) {
+    return llvm::checkedMul(x, y).value_or(std::numeric_limits<int64_t>::max());
+  };
+  if (callee.starts_with("zrt_all_reduce_scalar_"))
+    return mul(n, b);
+  bool reduceScatter = callee.starts_with("zrt_reduce_scatter_");
+  bool allReduce = callee.starts_with("zrt_all_reduce_");
+  if (!reduceScatter && !allReduce)
+    return 0;
+  IntegerAttr count;
+  if (call.getNumOperands() < 3 ||
+      !matchPattern(call.getOperand(2), m_Constant(&count)))
+    return 0;
+  int64_t c = count.getInt();
+  int64_t block = reduceScatter ? c : c / n + (c % n != 0);
+  constexpr int64_t kBucket = 16 << 20;
+  int64_t segment = std::min(block, std::max<int64_t>(1, kBucket / mul(n, b)));
+  int64_t scratch = mul(mul(n, segment), b);
+  if (allReduce && c % n != 0)
+    scratch = mul(scratch, 2);
+  return scratch;
+}
+
+constexpr unsigned kComm = kNumMemoryCategories - 1;
+
+/// The index of a category name; the dialect verifier admits only the
+/// names of kAllocCategories, anything else would count as activations.
+unsigned categoryIndex(StringRef name) {
+  unsigned index =
+      llvm::find(kMemoryCategories, name) - std::begin(kMemoryCategories);
+  return index < kNumMemoryCategories ? index : categoryIndex("activations");
+}
+
+/// Live bytes by category and their peaks, each category's peak on its own
+/// (as the runtime keeps them) and the peak of the total.
+struct Live {
+  std::array<int64_t, kNumMemoryCategories> bytes{}, peak{};
+  int64_t total = 0, peakTotal = 0;
+  /// The top-level op being simulated, and the one where the total first
+  /// reached its peak.
+  Operation *current = nullptr, *peakAt = nullptr;
+  /// Set once a sum no longer fits int64; the sums are then meaningless.
+  bool overflowed = false;
+
+  void add(unsigned category, int64_t n) {
+    std::optional<int64_t> b = llvm::checkedAdd(bytes[category], n);
+    std::optional<int64_t> t = llvm::checkedAdd(total, n);
+    if (!b || !t) {
+      overflowed = true;
+      return;
+    }
+    bytes[category] = *b;
+    total = *t;
+    peak[category] = std::max(peak[category], bytes[category]);
+    if (total > peakTotal) {
+      peakTotal = total;
+      peakAt = current;
+    }
+  }
+  /// Peaks reached by `other`, a simulation that started from this state;
+  /// what it left live stays live.
+  void merge(const Live &other) {
+    for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
+      peak[c] = std::max(peak[c], other.peak[c]);
+      bytes[c] = std::max(bytes[c], other.bytes[c]);
+    }
+    if (other.peakTotal > peakTotal) {
+      peakTotal = other.peakTotal;
+      peakAt = other.peakAt;
+    }
+    total = std::max(total, other.total);
+    overflowed |= other.overflowed;
+  }
+};
+
+/// A live allocation: its bytes and category.
+struct Allocated {
+  int64_t bytes;
+  unsigned category;
+};
+
+/// Simulates the live bytes of `block`'s allocations in program order, on
+/// top of what `live` holds on entry. Allocations not freed in the block
+/// stay live.
+LogicalResult simulate(Block &block, Live &live,
+                       llvm::DenseMap<Operation *, Allocated> &allocated,
+                       int64_t n, bool topLevel) {
+  // Started collectives (zrt_*_start_*, then zrt_wait of the request): the
+  // communication thread allocates a collective's scratch at some moment
+  // between the two, one collective at a time; the prediction holds the
+  // largest scratch in flight from each start to its wait.
+  llvm::DenseMap<Value, int64_t> inFlight;
+  auto largestInFlight = [&] {
+    int64_t m = 0;
+    for (auto &[request, bytes] : inFlight)
+      m = std::max(m, bytes);
+    return m;
+  };
+  for (Operation &op : block) {
+    if (topLevel)
+      live.current = &op;
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      int64_t scratch = commScratch(call, n);
+      if (scratch == std::numeric_limits<int64_t>::max())
+        live.overflowed = true;
+      if (call.getCallee().contains("_start_") && call.getNumResults() == 1) {
+        int64_t before = largestInFlight();
+        inFlight[call.getResult(0)] = scratch;
+        live.add(kComm, largestInFlight() - before);
+      } else if (call.getCallee() == "zrt_wait" && call.getNumOperands() == 1) {
+        int64_t before = largestInFlight();
+        inFlight.erase(call.getOperand(0));
+        live.add(kComm, largestInFlight() - before);
+      } else {
+        // A blocking collective runs after every started one has completed
+        // (and freed its scratch).
+        if (call.getCallee().starts_with("zrt_all_") ||
+            call.getCallee().starts_with("zrt_reduce_")) {
+          live.add(kComm, -largestInFlight());
+          for (auto &entry : inFlight)
+            entry.second = 0;
+        }
+        live.add(kComm, scratch);
+        live.add(kComm, -scratch);
+      }
+      continue;
+    }
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      FailureOr<int64_t> size = bytesOf(alloc.getLoc(), alloc.getType());
+      if (failed(size))
+        return failure();
+      int64_t align = alloc.getAlignment().value_or(1);
+      std::optional<int64_t> bytes = llvm::checkedAdd(*size, align - 1);
+      if (!bytes)
+        return alloc.emitOpError()
+               << "zero-memory-report: the aligned size overflows 64 bits";
+      *bytes = *bytes / align * align;
+      unsigned category = categoryIndex(getAllocationCategory(alloc));
+      allocated[alloc] = {*bytes, category};
+      live.add(category, *bytes);
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      if (Operation *a = getAllocation(dealloc.getMemref()))
+        if (auto it = allocated.find(a); it != allocated.end()) {
+          live.add(it->second.category, -it->second.bytes);
+          allocated.erase(it);
+        }
+      continue;
+    }
+    // Nested regions (loop bodies, conditionals): each is simulated once
+    // from the current state; what they leave live stays live.
+    Live before = live;
+    for (Region &region : op.getRegions())
+      for (Block &inner : region) {
+        Live innerLive = before;
+        if (failed(
+                simulate(inner, innerLive, allocated, n, /*topLevel=*/false)))
+          return failure();
+        live.merge(innerLive);
+      }
+  }
+  return success();
+}
+
+/// The step's stage, world size and manifest, read with a located error
+/// for anything missing or of the wrong type (a hand-written manifest is
+/// not to be trusted).
+struct ManifestEntry {
+  int64_t numel, padded, shard;
+};
+LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
+                           SmallVectorImpl<ManifestEntry> &entries) {
+  auto stage = fn->getAttrOfType<IntegerAttr>(
+      ZeroDialect::StageAttrHelper::getNameStr());
+  auto world = fn->getAttrOfType<IntegerAttr>(
+      ZeroDialect::WorldSizeAttrHelper::getNameStr());
+  if (!stage || !world)
+    return fn.emitOpError()
+           << "has a zero.manifest but no integer "
+           << (stage ? ZeroDialect::WorldSizeAttrHelper::getNameStr()
+                     : ZeroDialect::StageAttrHelper::getNameStr())
+           << "; zero-memory-report reads the three together, as "
+              "zero-partition writes them";
+  r.stage = stage.getInt();
+  r.worldSize = world.getInt();
+  if (r.stage < 0 || r.stage > 3 || r.worldSize < 1)
+    return fn.emitOpError() << "has zero.stage = " << r.stage
+                            << " and zero.world_size = " << r.worldSize
+                            << "; the stage must be 0 to 3 and the world "
+                               "size at least 1";
+  for (auto [i, a] : llvm::enumerate(manifest)) {
+    auto d = dyn_cast<DictionaryAttr>(a);
+    auto get = [&](StringRef key) -> std::optional<int64_t> {
+      auto v = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
+      if (!v || v.getInt() < 0)
+        return std::nullopt;
+      return v.getInt();
+    };
+    std::optional<int64_t> numel = get("numel"), padded = get("padded"),
+                           shard = get("shard");
+    if (!numel || !padded || !shard)
+      return fn.emitOpError()
+             << "zero.manifest entry #" << i << " (" << a
+             << ") is not a dictionary with non-negative integer 'numel', "
+                "'padded' and 'shard'";
+    entries.push_back({*numel, *padded, *shard});
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
+  StepMemory r;
+  for (StringRef k : {"params", "grads", "optimizer_states"})
+    r.modelStates[k] = 0;
+  auto overflow = [&](StringRef what) {
+    return fn.emitOpError()
+           << "zero-memory-report: " << what << " overflows 64 bits";
+  };
+  // Buffers the caller passes, by the category a driver counts them in.
+  Live live;
+  int64_t paramEltBytes = 0;
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+    auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
+    if (!t)
+      continue;
+    FailureOr<int64_t> bytes = bytesOf(fn.getArgument(i).getLoc(), t);
+    if (failed(bytes))
+      return failure();
+    bool isParam =
+        fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) != nullptr;
+    StringRef category =
+        isParam                                                       ? "params"
+        : fn.getArgAttr(i, ZeroDialect::GradAttrHelper::getNameStr()) ? "grads"
+        : fn.getArgAttr(i, ZeroDialect::StateAttrHelper::getNameStr())
+            ? "optimizer_states"
+            : "activations";
+    std::optional<int64_t> sum =
+        llvm::checkedAdd(r.arguments[category], *bytes);
+    if (!sum)
+      return overflow("the argument bytes of category '" + category.str() +
+                      "'");
+    r.arguments[category] = *sum;
+    live.add(categoryIndex(category), *bytes);
+    if (isParam) {
+      paramEltBytes = (t.getElementTypeBitWidth() + 7) / 8;
+      r.largestTensor = std::max(r.largestTensor, *bytes);
+      ++r.numParams;
+    }
+  }
+  if (live.overflowed)
+    return overflow("the total of the argument bytes");
+  int64_t argTotal = live.total;
+  for (StringRef k : {"params", "grads", "optimizer_states"})
+    r.modelStates[k] = r.arguments.lookup(k);
+  if (Attribute attr =
+          fn->getAttr(ZeroDialect::ManifestAttrHelper::getNameStr())) {
+    auto manifest = dyn_cast<ArrayAttr>(attr);
+    if (!manifest)
+      return fn.emitOpError() << "has a zero.manifest that is not an array";
+    SmallVector<ManifestEntry> entries;
+    if (failed(readManifest(fn, manifest, r, entries)))
+      return failure();
+    // ZeRO accounting (Rajbhandari et al.): the sharded terms divided by
+    // N, padding included. States are the arguments as partitioned.
+    std::optional<int64_t> fullElems = 0, shardElems = 0;
+    int64_t largest = 0;
+    for (const ManifestEntry &m : entries) {
+      fullElems =
+          fullElems ? llvm::checkedAdd(*fullElems, m.numel) : std::nullopt;
+      shardElems =
+          shardElems ? llvm::checkedAdd(*shardElems, m.shard) : std::nullopt;
+      largest = std::max(largest, m.padded);
+    }
+    std::optional<int64_t> largestBytes =
+        llvm::checkedMul(largest, paramEltBytes);
+    auto bytesOfElems = [&](std::optional<int64_t> elems) {
+      return elems ? llvm::checkedMul(*elems, paramEltBytes) : std::nullopt;
+    };
+    std::optional<int64_t> params =
+        bytesOfElems(r.stage >= 3 ? shardElems : fullElems);
+    std::optional<int64_t> grads =
+        bytesOfElems(r.stage >= 2 ? shardElems : fullElems);
+    if (!largestBytes || !params || !grads)
+      return overflow("the model-state bytes of the manifest");
+    r.largestTensor = *largestBytes;
+    r.numParams = manifest.size();
+    r.modelStates["params"] = *params;
+    r.modelStates["grads"] = *grads;
+  }
+  llvm::DenseMap<Operation *, Allocated> allocated;
+  if (failed(simulate(fn.getBody().front(), live, allocated, r.worldSize,
+                      /*topLevel=*/true)))
+    return failure();
+  if (live.overflowed)
+    return overflow("the live bytes of the step");
+  r.predictedPeak = live.peakTotal;
+  r.generatedPeak = live.peakTotal - argTotal;
+  r.predictedByCategory = live.peak;
+  r.peakAt = live.peakAt;
+  return r;
+}
