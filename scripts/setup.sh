@@ -7,16 +7,28 @@
 #   BUILD_DIR=out scripts/setup.sh
 #   BUILD_DIR=build-asan scripts/setup.sh -DZERO_ENABLE_SANITIZERS=ON
 #                               (further arguments go to cmake)
+#   scripts/setup.sh --bench    also what the benchmarks use beyond the
+#                               build: chromium (headless, to render trace
+#                               pages: bench/trace_page.py --png)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
+
+bench=0
+if [ "${1:-}" = "--bench" ]; then
+  bench=1
+  shift
+fi
 
 packages=(
   cmake ninja-build ccache g++ python3 git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
 )
+if ((bench)); then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

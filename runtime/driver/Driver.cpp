@@ -47,7 +47,7 @@ std::string tool = "zero-run";
 struct Options {
   unsigned steps = 100;
   uint64_t seed = 0;
-  std::string dataFile, initFile, dumpParams, dumpGrads, statsJson;
+  std::string dataFile, initFile, dumpParams, dumpGrads, statsJson, trace;
   std::string saveDir, resume;
   unsigned saveEvery = 0, saveKeep = 2;
   bool fixedBatch = false;
@@ -96,6 +96,12 @@ constexpr const char *kUsage = R"(Training:
                          (unpartitioned steps only)
   --stats-json FILE      write losses, peak bytes by category, bytes sent,
                          step time, throughput and GEMM figures as JSON
+  --trace FILE           write the last step's timeline as Chrome trace-event
+                         JSON (Perfetto, chrome://tracing): per rank a compute
+                         track (GEMMs, the compute between them, waits for
+                         collectives) and a communication track (each
+                         collective with its kind and bytes, from start to
+                         completion)
   --num-threads N        threads for GEMMs and parallel loops; 0 = the cores
                          shared among the ranks on this machine (default)
   --comm-timeout S       end the job when a collective has waited S seconds
@@ -167,6 +173,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"dump-params", String, &opts.dumpParams},
       {"dump-grads", String, &opts.dumpGrads},
       {"stats-json", String, &opts.statsJson},
+      {"trace", String, &opts.trace},
       {"num-threads", Int, &opts.threads},
       {"comm-timeout", Double, &opts.commTimeout},
       {"sim-link", String, &opts.simLink},
@@ -476,6 +483,132 @@ void writeOrFail(const std::string &path, const std::vector<Chunk> &chunks) {
   std::string error;
   if (!writeFileAtomically(path, chunks, error))
     fail(error);
+}
+
+//===----------------------------------------------------------------------===//
+// --trace
+//===----------------------------------------------------------------------===//
+
+/// This rank's traced events as Chrome trace events, comma-separated: pid
+/// the rank, thread 0 compute (GEMMs, blocking waits, and "compute" for
+/// the gaps between them up to `stepEnd`), thread 1 the communication
+/// link. Times in microseconds, shifted by `offset` seconds.
+std::string traceEvents(int rank, double offset, double stepEnd) {
+  std::vector<zrt_trace_event> events(zrt_trace_count());
+  for (size_t i = 0; i < events.size(); ++i)
+    if (zrt_trace_get(i, &events[i]) != 0)
+      fail(std::string("reading the trace: ") + zrt_last_error());
+  std::stable_sort(events.begin(), events.end(),
+                   [](const zrt_trace_event &a, const zrt_trace_event &b) {
+                     return a.begin < b.begin;
+                   });
+  std::string out;
+  auto emit = [&](JsonValue e) {
+    if (!out.empty())
+      out += ",\n";
+    out += e.dump(-1);
+  };
+  auto meta = [&](const char *what, int tid, const std::string &name) {
+    JsonValue e = JsonValue::object();
+    e.set("name", JsonValue::string(what));
+    e.set("ph", JsonValue::string("M"));
+    e.set("pid", JsonValue::integer(rank));
+    if (tid >= 0)
+      e.set("tid", JsonValue::integer(tid));
+    JsonValue args = JsonValue::object();
+    args.set("name", JsonValue::string(name));
+    e.set("args", std::move(args));
+    emit(std::move(e));
+  };
+  meta("process_name", -1, "rank " + std::to_string(rank));
+  meta("thread_name", 0, "compute");
+  meta("thread_name", 1, "communication");
+  auto slice = [&](int tid, const std::string &name, const char *cat,
+                   double begin, double end, JsonValue args) {
+    JsonValue e = JsonValue::object();
+    e.set("name", JsonValue::string(name));
+    e.set("cat", JsonValue::string(cat));
+    e.set("ph", JsonValue::string("X"));
+    e.set("pid", JsonValue::integer(rank));
+    e.set("tid", JsonValue::integer(tid));
+    e.set("ts", JsonValue::number((begin + offset) * 1e6));
+    e.set("dur", JsonValue::number(std::max(0.0, end - begin) * 1e6));
+    e.set("args", std::move(args));
+    emit(std::move(e));
+  };
+  double cursor = 0;
+  auto computeUntil = [&](double t) {
+    if (t > cursor)
+      slice(0, "compute", "compute", cursor, t, JsonValue::object());
+    cursor = std::max(cursor, t);
+  };
+  for (const zrt_trace_event &e : events) {
+    JsonValue args = JsonValue::object();
+    const char *kind = zrt_collective_name(e.collective);
+    switch (e.kind) {
+    case ZRT_TRACE_GEMM: {
+      computeUntil(e.begin);
+      args.set("flops", JsonValue::integer(static_cast<int64_t>(e.flops)));
+      std::string name = format("gemm %lldx%lldx%lld", (long long)e.m,
+                                (long long)e.n, (long long)e.k);
+      if (e.batch > 1)
+        name = format("gemm %lld x ", (long long)e.batch) + name.substr(5);
+      slice(0, name, "gemm", e.begin, e.end, std::move(args));
+      cursor = std::max(cursor, e.end);
+      break;
+    }
+    case ZRT_TRACE_BLOCKED:
+    case ZRT_TRACE_WAIT:
+      computeUntil(e.begin);
+      if (e.kind == ZRT_TRACE_BLOCKED)
+        args.set("bytes", JsonValue::integer(static_cast<int64_t>(e.bytes)));
+      slice(0,
+            std::string(e.kind == ZRT_TRACE_BLOCKED ? "blocked " : "wait ") +
+                kind,
+            "wait", e.begin, e.end, std::move(args));
+      cursor = std::max(cursor, e.end);
+      break;
+    case ZRT_TRACE_COLLECTIVE:
+      args.set("bytes", JsonValue::integer(static_cast<int64_t>(e.bytes)));
+      slice(1, kind, "comm", e.begin, e.end, std::move(args));
+      break;
+    }
+  }
+  computeUntil(stepEnd);
+  return out;
+}
+
+/// Writes the traced step of every rank to `path` (rank 0 writes; every
+/// rank takes part). `wall` is this rank's system-clock time at
+/// zrt_trace_start: ranks' traces are aligned by it (exact on one machine,
+/// as close as the clocks are across machines).
+void writeTrace(const std::string &path, double wall, double stepEnd) {
+  const int rank = zrt_world_rank(), world = zrt_world_size();
+  auto broadcast = [&](void *data, size_t bytes, int root) {
+    if (zrt_broadcast_bytes(data, bytes, root) != 0)
+      fail(std::string("gathering the trace: ") + zrt_last_error());
+  };
+  std::vector<double> walls(world);
+  for (int r = 0; r < world; ++r) {
+    double w = wall;
+    broadcast(&w, sizeof w, r);
+    walls[r] = w;
+  }
+  double first = *std::min_element(walls.begin(), walls.end());
+  std::string mine = traceEvents(rank, wall - first, stepEnd);
+  std::string all = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  for (int r = 0; r < world; ++r) {
+    uint64_t size = r == rank ? mine.size() : 0;
+    broadcast(&size, sizeof size, r);
+    std::string part = r == rank ? mine : std::string(size, '\0');
+    broadcast(part.data(), size, r);
+    if (r > 0)
+      all += ",\n";
+    all += part;
+  }
+  all += "\n]}\n";
+  if (rank == 0)
+    writeOrFail(path, {{all.data(), all.size()}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -1101,7 +1234,17 @@ int train(const zrt_driver_program &program, Options &opts) {
   // Peaks from here on are the training's, not set-up's.
   zrt_reset_peaks();
   std::vector<double> saveSeconds;
+  // --trace: the last step's timeline.
+  double traceWall = 0, traceEnd = 0;
+  bool traced = false;
   for (unsigned s = static_cast<unsigned>(startStep); s < opts.steps; ++s) {
+    bool trace = !opts.trace.empty() && s + 1 == opts.steps;
+    if (trace) {
+      zrt_trace_start();
+      traceWall = std::chrono::duration<double>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    }
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)
       batches.fill(s, batchPtrs);
@@ -1121,6 +1264,11 @@ int train(const zrt_driver_program &program, Options &opts) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
+    if (trace) {
+      zrt_trace_stop();
+      traceEnd = seconds;
+      traced = true;
+    }
     losses.push_back(l);
     stepTimes.push_back(seconds);
     double m = median(stepTimes);
@@ -1137,6 +1285,13 @@ int train(const zrt_driver_program &program, Options &opts) {
       opts.resume.empty())
     saveSeconds.push_back(saveCheckpoint(held, base, opts, startStep, 1));
   const unsigned trained = opts.steps - static_cast<unsigned>(startStep);
+
+  if (!opts.trace.empty()) {
+    if (!traced)
+      failAll("--trace FILE traces the last step, and this run trains none "
+              "(it is at --steps already)");
+    writeTrace(opts.trace, traceWall, traceEnd);
+  }
 
   zrt_memory_stats mem;
   zrt_get_memory_stats(&mem);

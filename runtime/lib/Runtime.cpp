@@ -599,6 +599,91 @@ template <typename T> void scaleC(const GemmCall &g) {
   }
 }
 
+using Clock = std::chrono::steady_clock;
+
+/// zrt_trace_*: the events of one traced stretch (zero-run --trace).
+class Tracer {
+public:
+  bool on() const { return enabled.load(std::memory_order_relaxed); }
+
+  void start() {
+    std::lock_guard<std::mutex> lock(mutex);
+    events.clear();
+    requests.clear();
+    origin = Clock::now();
+    enabled.store(true, std::memory_order_relaxed);
+  }
+
+  void stop() { enabled.store(false, std::memory_order_relaxed); }
+
+  void record(zrt_trace_kind kind, zrt_collective collective,
+              Clock::time_point begin, Clock::time_point end, uint64_t bytes,
+              const GemmCall *gemm = nullptr) {
+    if (!on())
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    zrt_trace_event e{};
+    e.kind = kind;
+    e.collective = collective;
+    e.begin = std::chrono::duration<double>(begin - origin).count();
+    e.end = std::chrono::duration<double>(end - origin).count();
+    e.bytes = bytes;
+    if (gemm) {
+      e.batch = std::max<int64_t>(gemm->batch, 1);
+      e.m = gemm->m;
+      e.n = gemm->n;
+      e.k = gemm->k;
+      e.flops = 2 * static_cast<uint64_t>(e.batch) *
+                static_cast<uint64_t>(e.m) * static_cast<uint64_t>(e.n) *
+                static_cast<uint64_t>(e.k);
+    }
+    events.push_back(e);
+  }
+
+  /// A started collective's request, so that its wait names its kind.
+  void noteRequest(int64_t request, zrt_collective kind) {
+    if (!on())
+      return;
+    std::lock_guard<std::mutex> lock(mutex);
+    requests[request] = kind;
+  }
+
+  zrt_collective takeRequest(int64_t request) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = requests.find(request);
+    if (it == requests.end())
+      return ZRT_NUM_COLLECTIVES;
+    zrt_collective kind = it->second;
+    requests.erase(it);
+    return kind;
+  }
+
+  std::size_t count() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return events.size();
+  }
+
+  bool get(std::size_t index, zrt_trace_event &out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (index >= events.size())
+      return false;
+    out = events[index];
+    return true;
+  }
+
+private:
+  std::atomic<bool> enabled{false};
+  std::mutex mutex;
+  Clock::time_point origin;
+  std::vector<zrt_trace_event> events;
+  std::unordered_map<int64_t, zrt_collective> requests;
+};
+
+Tracer &tracer() {
+  static Tracer *instance = new Tracer();
+  return *instance;
+}
+
 void gemm(DType dtype, GemmCall g, bool batched) {
   if (batched)
     checkNonNegative("batch", g.batch);
@@ -653,9 +738,10 @@ void gemm(DType dtype, GemmCall g, bool batched) {
     }
   }
 
-  std::chrono::duration<double> elapsed =
-      std::chrono::steady_clock::now() - start;
+  auto end = std::chrono::steady_clock::now();
+  std::chrono::duration<double> elapsed = end - start;
   gemmCounters().record(key, elapsed.count());
+  tracer().record(ZRT_TRACE_GEMM, ZRT_NUM_COLLECTIVES, start, end, 0, &g);
 }
 
 //===----------------------------------------------------------------------===//
@@ -710,8 +796,6 @@ CommCounters &commCounters() {
   static CommCounters *instance = new CommCounters();
   return *instance;
 }
-
-using Clock = std::chrono::steady_clock;
 
 /// zrt_set_sim_link: one link, one collective at a time.
 class SimLink {
@@ -772,8 +856,10 @@ std::string runCollective(const char *entry, zrt_collective kind,
         Clock::time_point begin = Clock::now();
         uint64_t bytes = fn();
         simLink().complete(issued, bytes);
-        std::chrono::duration<double> elapsed = Clock::now() - begin;
+        Clock::time_point end = Clock::now();
+        std::chrono::duration<double> elapsed = end - begin;
         commCounters().record(kind, bytes, elapsed.count());
+        tracer().record(ZRT_TRACE_COLLECTIVE, kind, begin, end, bytes);
       }))
     return "";
   return lastError;
@@ -791,10 +877,17 @@ void reportCollectiveFailure(const std::string &error) {
 template <typename Fn>
 void collective(const char *entry, zrt_collective kind, Fn &&fn) {
   Clock::time_point issued = Clock::now();
+  uint64_t sent = 0;
+  auto counted = [&] {
+    uint64_t bytes = fn();
+    sent = bytes;
+    return bytes;
+  };
   std::string error = CommQueue::get().runHere(
-      [&] { return runCollective(entry, kind, issued, fn); });
+      [&] { return runCollective(entry, kind, issued, counted); });
   if (!error.empty())
     reportCollectiveFailure(error);
+  tracer().record(ZRT_TRACE_BLOCKED, kind, issued, Clock::now(), sent);
 }
 
 /// A *_start entry point: the arguments that need no world are checked
@@ -824,11 +917,14 @@ int64_t startCollective(const char *entry, zrt_collective kind,
       reportCollectiveFailure(error);
       return 0;
     }
+    tracer().noteRequest(queue.lastTicket(), kind);
     return queue.lastTicket();
   }
-  return queue.submit([entry, kind, issued, fn]() mutable {
+  int64_t request = queue.submit([entry, kind, issued, fn]() mutable {
     return runCollective(entry, kind, issued, fn);
   });
+  tracer().noteRequest(request, kind);
+  return request;
 }
 
 template <typename T>
@@ -1228,8 +1324,11 @@ int64_t zrt_all_gather_start_f64(const double *in, double *out,
 void zrt_wait(int64_t request) {
   Clock::time_point begin = Clock::now();
   std::string error = CommQueue::get().wait(request);
-  std::chrono::duration<double> waited = Clock::now() - begin;
+  Clock::time_point end = Clock::now();
+  std::chrono::duration<double> waited = end - begin;
   commCounters().recordWait(waited.count());
+  tracer().record(ZRT_TRACE_WAIT, tracer().takeRequest(request), begin,
+                  end, 0);
   if (!error.empty())
     reportCollectiveFailure(error);
 }
@@ -1296,3 +1395,28 @@ void zrt_reset_comm_stats(void) {
 }
 
 } // extern "C"
+
+//===----------------------------------------------------------------------===//
+// Tracing
+//===----------------------------------------------------------------------===//
+
+void zrt_trace_start(void) { tracer().start(); }
+
+void zrt_trace_stop(void) { tracer().stop(); }
+
+size_t zrt_trace_count(void) { return tracer().count(); }
+
+int zrt_trace_get(size_t index, zrt_trace_event *out) {
+  return guarded("zrt_trace_get",
+                 [&] {
+                   if (!out)
+                     throw Error("out is NULL");
+                   if (!tracer().get(index, *out))
+                     throw Error("index " + std::to_string(index) +
+                                 " is past the " +
+                                 std::to_string(tracer().count()) +
+                                 " events recorded");
+                 })
+             ? 0
+             : 1;
+}

@@ -239,6 +239,53 @@ TEST_F(RuntimeComm, StartedCollectiveErrors) {
   EXPECT_EQ(y, 2.0f);
 }
 
+// While tracing, each GEMM, collective (on the link and, for a blocking
+// one, the caller blocked) and wait is one event, in order, with its kind,
+// shape or bytes; nothing is recorded before the start or after the stop.
+TEST_F(RuntimeComm, TraceRecordsTheStep) {
+  float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {};
+  float x = 1.0f, y = 0.0f;
+  zrt_all_reduce_sum_f32(&x, &y, 1); // before the start: not recorded
+  zrt_trace_start();
+  zrt_gemm_f32(0, 0, 2, 2, 3, a, 3, b, 2, 0.0f, c, 2);
+  zrt_all_reduce_sum_f32(&x, &y, 1);
+  zrt_wait(zrt_all_gather_start_f32(&x, &y, 1));
+  zrt_trace_stop();
+  zrt_all_reduce_sum_f32(&x, &y, 1); // after the stop: not recorded
+  ASSERT_EQ(zrt_trace_count(), 5u);
+  std::vector<zrt_trace_event> events(5);
+  for (size_t i = 0; i < events.size(); ++i)
+    ASSERT_EQ(zrt_trace_get(i, &events[i]), 0);
+  EXPECT_EQ(events[0].kind, ZRT_TRACE_GEMM);
+  EXPECT_EQ(events[0].flops, 2u * 2 * 2 * 3);
+  EXPECT_EQ(events[0].m, 2);
+  EXPECT_EQ(events[0].k, 3);
+  EXPECT_EQ(events[1].kind, ZRT_TRACE_COLLECTIVE);
+  EXPECT_EQ(events[1].collective, ZRT_ALL_REDUCE);
+  EXPECT_EQ(events[2].kind, ZRT_TRACE_BLOCKED);
+  EXPECT_EQ(events[2].collective, ZRT_ALL_REDUCE);
+  EXPECT_EQ(events[3].kind, ZRT_TRACE_COLLECTIVE);
+  EXPECT_EQ(events[3].collective, ZRT_ALL_GATHER);
+  EXPECT_EQ(events[4].kind, ZRT_TRACE_WAIT);
+  EXPECT_EQ(events[4].collective, ZRT_ALL_GATHER);
+  for (const zrt_trace_event &e : events) {
+    EXPECT_GE(e.begin, 0.0);
+    EXPECT_GE(e.end, e.begin);
+    EXPECT_EQ(e.bytes, 0u); // a world of one sends nothing
+  }
+  // The blocked caller's span contains the collective's.
+  EXPECT_LE(events[2].begin, events[1].begin);
+  EXPECT_GE(events[2].end, events[1].end);
+  zrt_trace_event e;
+  EXPECT_NE(zrt_trace_get(5, &e), 0);
+  EXPECT_CONTAINS(zrt_last_error(), "index 5 is past the 5 events recorded");
+  EXPECT_NE(zrt_trace_get(0, nullptr), 0);
+  // A new start clears the trace.
+  zrt_trace_start();
+  zrt_trace_stop();
+  EXPECT_EQ(zrt_trace_count(), 0u);
+}
+
 // The simulated link refuses what is not a link.
 TEST_F(RuntimeComm, SimLinkArguments) {
   EXPECT_NE(zrt_set_sim_link(-1.0, 0.0), 0);
