@@ -5,8 +5,8 @@ Takes lit inputs (.mlir files, and the `<!-- lit-example` block of .md
 docs), splits them at `// -----`, makes random but reproducible mutations of
 the pieces and runs the variants through zero-opt pipelines: the flags of
 the source's own RUN lines, zero-verify, zero-partition (stages 0-3 on 1, 2,
-3, 4 and 7 ranks), zero-schedule after it (then bufferized and reported, or
-lowered), zero-lower-cpu, the whole zero-train-pipeline, and
+3, 4 and 7 ranks), zero-schedule after it (with and without a memory
+budget; then bufferized and reported, or lowered), zero-lower-cpu, the whole zero-train-pipeline, and
 zero-memory-report after zero-bufferize-step (with and without partitioning
 first).
 
@@ -310,7 +310,10 @@ def pipelines():
         'schedule': [[p, '--zero-schedule', '--zero-bufferize-step',
                       '--zero-memory-report'] for p in part[::2]] +
                     [[p, '--zero-schedule=prefetch=false max-inflight-reductions=1',
-                      '--zero-lower-cpu'] for p in part[1::4]],
+                      '--zero-lower-cpu'] for p in part[1::4]] +
+                    [[p, f'--zero-schedule=memory-budget={b} coalesce-scalars=false',
+                      '--zero-bufferize-step', '--zero-memory-report']
+                     for p in part[2::4] for b in (50000, 5000000)],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']

@@ -16,10 +16,12 @@
 #include "zero/Support/OutputFile.h"
 #include "zero/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -115,6 +117,150 @@ struct Event {
 /// The ancestor of `op` in `block`, or null.
 Operation *inBlock(Block &block, Operation *op) {
   return block.findAncestorOpInBlock(*op);
+}
+
+/// A scalar (rank-0 f32 or f64 tensor) sum all-reduce that may join a
+/// coalesced one.
+shard::AllReduceOp scalarSum(Operation *op) {
+  auto reduce = dyn_cast<shard::AllReduceOp>(op);
+  if (!reduce || reduce.getReduction() != shard::ReductionKind::Sum)
+    return {};
+  auto t = dyn_cast<RankedTensorType>(reduce.getInput().getType());
+  if (!t || t.getRank() != 0 || t != reduce.getResult().getType() ||
+      !(t.getElementType().isF32() || t.getElementType().isF64()))
+    return {};
+  return reduce;
+}
+
+bool isCollective(Operation *op) {
+  return isa<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp,
+             shard::AllToAllOp, shard::BroadcastOp, shard::GatherOp,
+             shard::RecvOp, shard::ReduceOp, shard::ScatterOp, shard::SendOp,
+             shard::ShiftOp, WaitOp>(op) ||
+         op->getName().getStringRef().starts_with("zero.") &&
+             op->getName().getStringRef().ends_with("_start");
+}
+
+/// Coalesces runs of scalar sum all-reduces over the same grid (the
+/// per-parameter squared norms of global-norm clipping) into one all-reduce
+/// of a vector: its inputs are extracted into a tensor.from_elements after
+/// the last of them, and what used their results (pure ops only) moves
+/// below it. A run ends at an op with effects or a collective that uses
+/// one of its results, or at a scalar whose input depends on one. Each
+/// element is reduced as the scalar was (in rank order, runtime.h), so the
+/// results are bit-identical. Returns how many all-reduces were merged.
+unsigned coalesceScalarAllReduces(Block &block) {
+  struct Run {
+    SmallVector<shard::AllReduceOp> members;
+    SmallVector<Operation *> dependent;
+  };
+  SmallVector<Run> runs;
+  Run run;
+  llvm::DenseSet<Value> tainted;
+  auto usesTainted = [&](Operation *op) {
+    bool uses = false;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        uses |= tainted.contains(v);
+    });
+    return uses;
+  };
+  auto close = [&] {
+    if (run.members.size() >= 2)
+      runs.push_back(std::move(run));
+    run = Run();
+    tainted.clear();
+  };
+  for (Operation &op : block) {
+    if (shard::AllReduceOp reduce = scalarSum(&op)) {
+      shard::AllReduceOp first =
+          run.members.empty() ? reduce : run.members.front();
+      if (tainted.contains(reduce.getInput()) ||
+          first.getGridAttr() != reduce.getGridAttr() ||
+          first.getGridAxesAttr() != reduce.getGridAxesAttr() ||
+          first.getInput().getType() != reduce.getInput().getType())
+        close();
+      run.members.push_back(reduce);
+      tainted.insert(reduce.getResult());
+      continue;
+    }
+    if (run.members.empty() || !usesTainted(&op))
+      continue;
+    if (isCollective(&op) || op.hasTrait<OpTrait::IsTerminator>() ||
+        !isMemoryEffectFree(&op)) {
+      close();
+      continue;
+    }
+    run.dependent.push_back(&op);
+    for (Value v : op.getResults())
+      tainted.insert(v);
+  }
+  close();
+
+  unsigned merged = 0;
+  for (Run &r : runs) {
+    shard::AllReduceOp last = r.members.back();
+    Location loc = last.getLoc();
+    OpBuilder b(last->getContext());
+    b.setInsertionPointAfter(last);
+    auto scalar = cast<RankedTensorType>(last.getInput().getType());
+    auto vector = RankedTensorType::get(
+        {static_cast<int64_t>(r.members.size())}, scalar.getElementType());
+    SmallVector<Value> elements;
+    for (shard::AllReduceOp m : r.members)
+      elements.push_back(
+          tensor::ExtractOp::create(b, m.getLoc(), m.getInput()));
+    Value packed = tensor::FromElementsOp::create(b, loc, vector, elements);
+    Operation *combined = b.clone(*last);
+    combined->setOperand(0, packed);
+    combined->getResult(0).setType(vector);
+    for (auto [i, m] : llvm::enumerate(r.members)) {
+      Value index = arith::ConstantIndexOp::create(b, m.getLoc(), i);
+      Value e = tensor::ExtractOp::create(b, m.getLoc(),
+                                          combined->getResult(0), index);
+      Value t = tensor::FromElementsOp::create(b, m.getLoc(), scalar, e);
+      m.getResult().replaceAllUsesWith(t);
+    }
+    Operation *after = b.getInsertionPoint() == last->getBlock()->end()
+                           ? nullptr
+                           : &*b.getInsertionPoint();
+    for (Operation *d : r.dependent)
+      if (d->isBeforeInBlock(last)) {
+        if (after)
+          d->moveBefore(after);
+        else
+          d->moveBefore(last->getBlock(), last->getBlock()->end());
+      }
+    for (shard::AllReduceOp m : r.members)
+      m->erase();
+    merged += r.members.size();
+  }
+  return merged;
+}
+
+/// Link seconds of a collective left blocking (a scalar or max
+/// all-reduce): what this rank sends, by runtime.h's formulas; 0 for other
+/// ops.
+double blockingLinkSeconds(Operation *op, const CostModel &model) {
+  auto reduce = dyn_cast<shard::AllReduceOp>(op);
+  if (!reduce)
+    return 0;
+  auto t = dyn_cast<RankedTensorType>(reduce.getInput().getType());
+  if (!t || !t.hasStaticShape() || !t.getElementType().isIntOrFloat())
+    return 0;
+  int64_t n = 1;
+  if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+          op, reduce.getGridAttr()))
+    for (int64_t d : grid.getShape())
+      n *= d;
+  if (n <= 1)
+    return 0;
+  double b = double((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+  double bytes = t.getRank() == 0
+                     ? double(n - 1) * b
+                     : 2.0 * double(n - 1) *
+                           double((t.getNumElements() + n - 1) / n) * b;
+  return model.link(bytes);
 }
 
 class Scheduler {
@@ -357,6 +503,19 @@ double Scheduler::simulate(std::vector<Event> *events) {
       }
       continue;
     }
+    if (double link = blockingLinkSeconds(&op, model); link > 0) {
+      // A blocking collective: after the link is free, the caller waits.
+      double begin = std::max(t, linkFree);
+      linkFree = begin + link;
+      flushRegion();
+      if (events) {
+        events->push_back({true, "blocking all_reduce", begin, linkFree, 0});
+        events->push_back({false, "blocked all_reduce", t, linkFree, 0});
+      }
+      t = linkFree;
+      region = Event{false, "compute", t, t, 0};
+      continue;
+    }
     double d = cost(&op);
     if (d <= 0)
       continue;
@@ -383,7 +542,7 @@ double Scheduler::blockingTime() {
     if (Collective *c = byStart.lookup(&op))
       t += c->seconds;
     else if (!byWait.count(&op))
-      t += cost(&op);
+      t += cost(&op) + blockingLinkSeconds(&op, model);
   return t;
 }
 
@@ -789,6 +948,8 @@ struct ZeroSchedulePass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
+      if (coalesceScalars)
+        coalesceScalarAllReduces(func.getBody().front());
       auto scheduler =
           std::make_unique<Scheduler>(func.getBody().front(), model);
       if (scheduler->convert() == 0)

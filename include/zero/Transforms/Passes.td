@@ -868,7 +868,12 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
       nothing;
     - a collective takes `link-latency-us` plus the bytes this rank sends
       (runtime.h's formulas) over `link-gbps`, one at a time, in program
-      order (the runtime's communication thread);
+      order (the runtime's communication thread); one left blocking (a
+      scalar or max all-reduce) stalls the compute until it is done;
+    - with `coalesce-scalars`, runs of scalar sum all-reduces (global-norm
+      clipping's per-parameter squared norms) first become one all-reduce
+      of a vector: one latency instead of one per parameter, and each
+      element reduced in the same rank order, so bit-identical;
     - all-gathers (parameters, stage 3) wait right before their first use
       and, with `prefetch`, start early enough that the predicted timeline
       has them complete by then: each start moves back over the compute
@@ -938,6 +943,9 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "bw= sets)">,
     Option<"linkLatencyUs", "link-latency-us", "double", "20.0",
            "Cost model: latency of one collective in microseconds">,
+    Option<"coalesceScalars", "coalesce-scalars", "bool", "true",
+           "Merge runs of scalar sum all-reduces (global-norm clipping's "
+           "per-parameter norms) into one all-reduce of a vector">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Bytes one rank may hold at the step's peak, as zero-memory-report "
            "predicts it (0: no budget)">,
@@ -952,7 +960,9 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "Emit a remark with the predicted step time, unscheduled and "
            "scheduled">
   ];
-  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let dependentDialects = ["::mlir::zero::ZeroDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
