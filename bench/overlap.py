@@ -14,9 +14,20 @@ The link's bandwidth is chosen so that the synchronous communication time
 --gbps is given. The cost model of zero-schedule is told the same link
 (zero-run takes --sim-link as the model's link), and its predicted step time
 (zero-opt --zero-schedule remarks=true) is printed next to the measured one.
-Prints figures; asserts nothing.
+
+Memory budget: zero-memory-report predicts the peak per rank of the blocking
+and of the scheduled step; the budget is set halfway between them (below the
+prefetch-everything peak), and the step scheduled under it (--memory-budget)
+is run on the same link: its measured peak (largest over ranks), its
+predicted peak, and its step time and exposed share are printed.
+
+With --trace-dir, one more run of each step (blocking, scheduled, budgeted)
+writes zero-run --trace there, with the predicted timeline; with --page,
+bench/trace_page.py draws them on an HTML page (and a PNG beside it, with
+headless Chromium). Prints figures; asserts nothing.
 
   python3 bench/overlap.py [--build build] [--steps 6] [--trace-dir DIR]
+                           [--page docs/images/overlap.html]
 """
 
 import argparse
@@ -52,6 +63,10 @@ def main():
     ap.add_argument('--latency-us', type=float, default=20.0)
     ap.add_argument('--timeline-dir', help='write each predicted timeline '
                     '(Chrome trace JSON) here')
+    ap.add_argument('--trace-dir', help='write measured traces (zero-run '
+                    '--trace) of each step here')
+    ap.add_argument('--page', help='with --trace-dir: draw the traces on this '
+                    'HTML page and render OUT.png beside it')
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
@@ -84,6 +99,30 @@ def main():
                 times.append(stats['step_time_s'])
             return statistics.median(times), stats
 
+        def predicted_peak(stage, schedule):
+            path = os.path.join(tmp, 'report.json')
+            passes = [f'--zero-partition=stage={stage} world-size={args.ranks}']
+            if schedule is not None:
+                passes.append('--zero-schedule=' + schedule)
+            run([os.path.join(bin_dir, 'zero-opt'), module, *passes,
+                 '--zero-bufferize-step', f'--zero-memory-report=output={path}',
+                 '-o', os.devnull])
+            with open(path) as f:
+                return json.load(f)[0]['predicted_peak_bytes']
+
+        traces = []
+
+        def trace(stage, name, label, extra):
+            if not args.trace_dir:
+                return
+            os.makedirs(args.trace_dir, exist_ok=True)
+            path = os.path.join(args.trace_dir, f'measured.stage{stage}.{name}.json')
+            run(mpirun + [os.path.join(bin_dir, 'zero-run'), module,
+                          '--stage', str(stage), '--steps', '2',
+                          '--num-threads', '1', '--progress', 'none',
+                          '--trace', path, *extra], stdout=subprocess.DEVNULL)
+            traces.append((f'stage {stage}, {label} (measured)', path))
+
         for stage in [int(s) for s in args.stages.split(',')]:
             t_free, free_stats = step(stage, [])
             sent = sum(free_stats['comm_bytes'].values())
@@ -96,9 +135,24 @@ def main():
             t_sync, sync_stats = step(stage, ['--sim-link', link, '--no-schedule'])
             t_sched, sched_stats = step(stage, ['--sim-link', link])
             exposed = (t_sched - t_free) / (t_sync - t_free) if t_sync > t_free else float('nan')
+            model = f'link-gbps={gbps:.6g} link-latency-us={args.latency_us:g}'
+            peak_pred_sync = predicted_peak(stage, None)
+            peak_pred_sched = predicted_peak(stage, model)
+            budget = (peak_pred_sync + peak_pred_sched) // 2
+            budget_row = {}
+            if peak_pred_sched > peak_pred_sync:
+                t_budget, budget_stats = step(
+                    stage, ['--sim-link', link, '--memory-budget', str(budget)])
+                budget_row = dict(
+                    budget=budget, t_budget=t_budget,
+                    exposed_budget=(t_budget - t_free) / (t_sync - t_free)
+                    if t_sync > t_free else float('nan'),
+                    peak_budget=budget_stats['peak_bytes_max_over_ranks']['total'],
+                    predicted_peak_budget=predicted_peak(
+                        stage, f'{model} memory-budget={budget}'))
             # The cost model's prediction for the same step and link.
             timeline = (os.path.join(args.timeline_dir, f'predicted.stage{stage}.json')
-                        if args.timeline_dir else os.path.join(tmp, 'timeline.json'))
+                        if args.timeline_dir else os.path.join(tmp, f'timeline.stage{stage}.json'))
             if args.timeline_dir:
                 os.makedirs(args.timeline_dir, exist_ok=True)
             remark = run([os.path.join(bin_dir, 'zero-opt'), module,
@@ -117,8 +171,10 @@ def main():
                        predicted_sched=pred_sched,
                        wait_s_sched=sched_stats['wait_seconds_per_step'],
                        wait_s_sync=sync_stats['wait_seconds_per_step'],
-                       peak_sched=sched_stats['peak_bytes']['total'],
-                       peak_sync=sync_stats['peak_bytes']['total'])
+                       peak_sched=sched_stats['peak_bytes_max_over_ranks']['total'],
+                       peak_sync=sync_stats['peak_bytes_max_over_ranks']['total'],
+                       predicted_peak_sched=peak_pred_sched,
+                       predicted_peak_sync=peak_pred_sync, **budget_row)
             results.append(row)
             print(f"stage {stage}: link {gbps:.3g} GB/s + {args.latency_us:g} us, "
                   f"{sent / 1e6:.2f} MB in {calls} collectives per step")
@@ -126,7 +182,32 @@ def main():
                   f"T_sched {t_sched * 1e3:8.1f} ms   exposed {exposed:.3f}")
             print(f"  predicted: sync {pred_sync * 1e3:8.1f} ms ({(pred_sync / t_sync - 1) * 100:+.0f}%)   "
                   f"sched {pred_sched * 1e3:8.1f} ms ({(pred_sched / t_sched - 1) * 100:+.0f}%)")
-            print(f"  peak bytes per rank: sync {row['peak_sync']}, sched {row['peak_sched']}")
+            print(f"  peak bytes per rank (measured / predicted): sync {row['peak_sync']} / "
+                  f"{peak_pred_sync}, sched {row['peak_sched']} / {peak_pred_sched}")
+            if budget_row:
+                print(f"  memory budget {budget}: T {budget_row['t_budget'] * 1e3:8.1f} ms   "
+                      f"exposed {budget_row['exposed_budget']:.3f}   peak measured "
+                      f"{budget_row['peak_budget']} predicted "
+                      f"{budget_row['predicted_peak_budget']} "
+                      f"({'within' if budget_row['peak_budget'] <= budget else 'OVER'} the budget)")
+            else:
+                print(f"  memory budget: the scheduled step's predicted peak is not "
+                      f"above the blocking one's; nothing to hold")
+            trace(stage, 'blocking', 'blocking',
+                  ['--sim-link', link, '--no-schedule'])
+            trace(stage, 'scheduled', 'scheduled', ['--sim-link', link])
+            if budget_row:
+                trace(stage, 'budget', f'scheduled, budget {budget / 1e6:.2f} MB',
+                      ['--sim-link', link, '--memory-budget', str(budget)])
+            if args.trace_dir:
+                traces.append((f'stage {stage}, scheduled (predicted)', timeline))
+        if args.page and traces:
+            run(['python3', os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         'trace_page.py'),
+                 '--title', 'zero-schedule on a simulated link: one step per '
+                 'panel, time axis shared', '--same-scale', '--png',
+                 os.path.splitext(args.page)[0] + '.png', args.page]
+                + [f'{label}={path}' for label, path in traces])
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=2)
