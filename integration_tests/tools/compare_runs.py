@@ -14,11 +14,14 @@
         plus all-gather);
       - stage 3: reduce-scatter exactly Psi*b*(N-1)/N; all-gathers exactly
         the gathers of the partitioned step P (zero-opt --zero-partition
-        output), sum of gathers(p) * padded(p) * b * (N-1)/N, where each
+        [--zero-schedule] output, blocking or started), sum of gathers(p) * padded(p) * b * (N-1)/N, where each
         parameter is gathered once or twice (3*Psi in all when the backward
         pass reads every parameter; docs/decisions.md);
       - every stage: one scalar all-reduce per rank-0 shard.all_reduce of P
-        (the loss, partial norms), each sending b*(N-1) bytes.
+        (the loss, partial norms), each sending b*(N-1) bytes; in a step P
+        scheduled by zero-schedule (zero-run's default), the scalars it
+        coalesced into one all-reduce of K elements send, on top of the
+        stage's all-reduce bytes, 2*(N-1)*ceil(K/N)*b.
 Prints what it compared; exits 1 on a mismatch.
 """
 
@@ -91,19 +94,29 @@ def main():
         # Parameter shards of the step (stage 3: 1-D slices of `shard` elements).
         shards = {arg: int(size) for arg, size in re.findall(
             r'(%arg\d+): tensor<(\d+)x(?:f32|f64)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = ', step[:step.index('->')])}
-        gathers = {arg: len(re.findall(rf'shard\.all_gather {arg} ', step)) for arg in shards}
+        # Blocking (shard.*) or started by zero-schedule (zero.*_start).
+        gathers = {arg: len(re.findall(
+            rf'(?:shard\.all_gather|zero\.all_gather_start) {arg} ', step))
+            for arg in shards}
         scalars = len(re.findall(r'shard\.all_reduce [^\n]*: tensor<f(?:32|64)> -> ', step))
+        # Scalar all-reduces zero-schedule coalesced into one of a vector
+        # (runtime.h: 2 (N-1) ceil(K/N) b bytes).
+        coalesced = [int(k) for k in re.findall(
+            r'zero\.all_reduce_start %from_elements\S* : tensor<(\d+)x', step)]
+        vector = sum(2 * (n - 1) * ((k + n - 1) // n) * b for k in coalesced)
         ok = (sent['scalar_all_reduce'] == scalars * b * (n - 1)
               and stats['comm_calls']['scalar_all_reduce'] == scalars)
         print(f'scalar all-reduces: {scalars} in the step, '
               f'{stats["comm_calls"]["scalar_all_reduce"]} calls sent '
-              f'{sent["scalar_all_reduce"]} bytes')
+              f'{sent["scalar_all_reduce"]} bytes; coalesced: {coalesced} '
+              f'({vector} bytes)')
         if args.stage == 0:
-            ok = ok and sent['all_reduce'] == 2 * unit and sent['reduce_scatter'] == 0 \
+            ok = ok and sent['all_reduce'] == 2 * unit + vector \
+                and sent['reduce_scatter'] == 0 \
                 and sent['all_gather'] == 0
         elif args.stage in (1, 2):
             ok = ok and sent['reduce_scatter'] == unit and sent['all_gather'] == unit \
-                and sent['all_reduce'] == 0
+                and sent['all_reduce'] == vector
         else:
             counted = sum(g * shards[a] * b * (n - 1) for a, g in gathers.items())
             twice = sum(1 for g in gathers.values() if g == 2)
@@ -111,7 +124,7 @@ def main():
                   f'all-gather bytes expected {counted}')
             ok = ok and sent['reduce_scatter'] == unit and sent['all_gather'] == counted \
                 and all(g in (1, 2) for g in gathers.values()) \
-                and sent['all_reduce'] == 0
+                and sent['all_reduce'] == vector
     print('PASS' if ok else 'FAIL')
     return 0 if ok else 1
 

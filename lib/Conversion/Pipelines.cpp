@@ -11,6 +11,7 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -20,7 +21,6 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -152,11 +152,26 @@ void zero::buildTrainPipeline(OpPassManager &pm,
 }
 
 void zero::registerZeroPipelines() {
-  PassPipelineRegistration<TrainPipelineOptions>(
+  // As PassPipelineRegistration<TrainPipelineOptions> does, plus a check of
+  // the options that only make sense together.
+  registerPassPipeline(
       "zero-train-pipeline",
       "Verify, partition for ZeRO (stage, world-size) and lower a training "
       "step for a target: what zero-run and zero-compile run",
-      buildTrainPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (options.memoryBudget > 0 && !options.schedule)
+          return errorHandler("zero-train-pipeline: memory-budget is held by "
+                              "zero-schedule; it needs schedule=true");
+        buildTrainPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(TrainPipelineOptions());
+      });
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-cpu",
       "Lower a verified training step to LLVM dialect code that calls the "

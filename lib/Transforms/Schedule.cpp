@@ -1,4 +1,5 @@
-//===- Schedule.cpp - Overlap communication with compute -------------------===//
+//===- Schedule.cpp - Overlap communication with compute
+//-------------------===//
 //
 // zero-schedule: blocking shard collectives become zero.*_start / zero.wait
 // pairs, placed by a cost model of the step (Passes.td has the rules). The
@@ -23,9 +24,9 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -216,8 +217,8 @@ unsigned coalesceScalarAllReduces(Block &block) {
     combined->getResult(0).setType(vector);
     for (auto [i, m] : llvm::enumerate(r.members)) {
       Value index = arith::ConstantIndexOp::create(b, m.getLoc(), i);
-      Value e = tensor::ExtractOp::create(b, m.getLoc(),
-                                          combined->getResult(0), index);
+      Value e = tensor::ExtractOp::create(b, m.getLoc(), combined->getResult(0),
+                                          index);
       Value t = tensor::FromElementsOp::create(b, m.getLoc(), scalar, e);
       m.getResult().replaceAllUsesWith(t);
     }
@@ -256,16 +257,17 @@ double blockingLinkSeconds(Operation *op, const CostModel &model) {
   if (n <= 1)
     return 0;
   double b = double((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-  double bytes = t.getRank() == 0
-                     ? double(n - 1) * b
-                     : 2.0 * double(n - 1) *
-                           double((t.getNumElements() + n - 1) / n) * b;
+  double bytes =
+      t.getRank() == 0
+          ? double(n - 1) * b
+          : 2.0 * double(n - 1) * double((t.getNumElements() + n - 1) / n) * b;
   return model.link(bytes);
 }
 
 class Scheduler {
 public:
-  Scheduler(Block &block, const CostModel &model) : block(block), model(model) {}
+  Scheduler(Block &block, const CostModel &model)
+      : block(block), model(model) {}
 
   /// Replaces the blocking collectives of the block; returns how many.
   unsigned convert();
@@ -330,8 +332,7 @@ int64_t gridSize(Operation *op, FlatSymbolRefAttr grid) {
 unsigned Scheduler::convert() {
   SmallVector<Operation *> ops;
   for (Operation &op : block)
-    if (isa<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp>(
-            op))
+    if (isa<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp>(op))
       ops.push_back(&op);
   MLIRContext *ctx = block.getParentOp()->getContext();
   Type token = TokenType::get(ctx);
@@ -364,8 +365,8 @@ unsigned Scheduler::convert() {
       auto reduce = cast<shard::AllReduceOp>(op);
       // Scalars (the loss, norms) stay blocking: their entry points take
       // values, not buffers.
-      if (in.getRank() == 0 || reduce.getReduction() != shard::ReductionKind::Sum ||
-          in != out)
+      if (in.getRank() == 0 ||
+          reduce.getReduction() != shard::ReductionKind::Sum || in != out)
         continue;
       n = gridSize(op, reduce.getGridAttr());
       kind = Kind::AllReduce;
@@ -378,11 +379,11 @@ unsigned Scheduler::convert() {
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute attr : op->getDiscardableAttrs())
       attrs.push_back(attr);
-    OperationState state(op->getLoc(),
-                         kind == Kind::AllGather ? AllGatherStartOp::getOperationName()
-                         : kind == Kind::ReduceScatter
-                             ? ReduceScatterStartOp::getOperationName()
-                             : AllReduceStartOp::getOperationName());
+    OperationState state(
+        op->getLoc(),
+        kind == Kind::AllGather       ? AllGatherStartOp::getOperationName()
+        : kind == Kind::ReduceScatter ? ReduceScatterStartOp::getOperationName()
+                                      : AllReduceStartOp::getOperationName());
     state.addOperands(input);
     state.addTypes({out, token});
     state.addAttributes(attrs);
@@ -396,8 +397,7 @@ unsigned Scheduler::convert() {
                                start->getResult(0), keep);
     result.replaceAllUsesWith(wait.getResult());
     op->erase();
-    collectives.push_back(
-        {start, wait, kind, bytes, model.link(bytes)});
+    collectives.push_back({start, wait, kind, bytes, model.link(bytes)});
   }
   for (Collective &c : collectives) {
     byStart[c.start] = &c;
@@ -486,8 +486,8 @@ double Scheduler::simulate(std::vector<Event> *events) {
       linkFree = begin + c->seconds;
       doneOf[&op] = linkFree;
       if (events)
-        events->push_back({true, kindName(c->kind).str(), begin, linkFree,
-                           c->bytes});
+        events->push_back(
+            {true, kindName(c->kind).str(), begin, linkFree, c->bytes});
       continue;
     }
     if (Collective *c = byWait.lookup(&op)) {
@@ -624,8 +624,7 @@ SmallVector<Operation *> Scheduler::startsAndWaits() {
 
 unsigned Scheduler::relieve(unsigned k, bool atEvent, double excess) {
   SmallVector<Operation *> events = startsAndWaits();
-  llvm::SmallPtrSet<Operation *, 16> before(events.begin(),
-                                            events.begin() + k);
+  llvm::SmallPtrSet<Operation *, 16> before(events.begin(), events.begin() + k);
   SmallVector<Collective *> inFlight;
   for (Collective &c : collectives)
     if (before.contains(c.start) && !before.contains(c.wait))
@@ -688,12 +687,18 @@ unsigned Scheduler::dropPrefetches() {
 void appendTrace(llvm::json::Array &trace, int pid, StringRef name,
                  const std::vector<Event> &events) {
   trace.push_back(llvm::json::Object{
-      {"name", "process_name"}, {"ph", "M"}, {"pid", pid},
+      {"name", "process_name"},
+      {"ph", "M"},
+      {"pid", pid},
       {"args", llvm::json::Object{{"name", ("predicted: " + name).str()}}}});
   for (int tid : {0, 1})
     trace.push_back(llvm::json::Object{
-        {"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", tid},
-        {"args", llvm::json::Object{{"name", tid ? "communication" : "compute"}}}});
+        {"name", "thread_name"},
+        {"ph", "M"},
+        {"pid", pid},
+        {"tid", tid},
+        {"args",
+         llvm::json::Object{{"name", tid ? "communication" : "compute"}}}});
   for (const Event &e : events) {
     llvm::json::Object args;
     if (e.comm)
@@ -783,8 +788,8 @@ struct ZeroSchedulePass
       if (failed(memory))
         return failure();
       Peak peak{memory->predictedPeak,
-                memory->peakAt ? memory->peakAt->getLoc() : func.getLoc(), 0,
-                0, false};
+                memory->peakAt ? memory->peakAt->getLoc() : func.getLoc(), 0, 0,
+                false};
       for (Operation &op : func.getBody().front()) {
         auto call = dyn_cast<func::CallOp>(op);
         bool start = call && call.getCallee().starts_with("zrt_") &&
@@ -818,7 +823,8 @@ struct ZeroSchedulePass
           names.push_back(s.func.getSymName());
       if (names.empty())
         return success();
-      FailureOr<llvm::StringMap<Peak>> peaks = predictPeaks(getOperation(), names);
+      FailureOr<llvm::StringMap<Peak>> peaks =
+          predictPeaks(getOperation(), names);
       if (failed(peaks))
         return failure();
       for (Scheduled &s : scheduled) {
@@ -844,9 +850,9 @@ struct ZeroSchedulePass
           ++s.stalled;
         }
         if (round < limit && s.stalled < 8) {
-          if (unsigned moved = s.scheduler->relieve(
-                  peak.before, peak.atStart,
-                  double(peak.bytes - memoryBudget))) {
+          if (unsigned moved =
+                  s.scheduler->relieve(peak.before, peak.atStart,
+                                       double(peak.bytes - memoryBudget))) {
             s.relieved += moved;
             continue;
           }
@@ -860,11 +866,13 @@ struct ZeroSchedulePass
             continue;
           }
         }
-        auto original = unscheduled.lookupSymbol<func::FuncOp>(s.func.getSymName());
+        auto original =
+            unscheduled.lookupSymbol<func::FuncOp>(s.func.getSymName());
         s.func.getBody().takeBody(original.getBody());
         s.func.emitWarning()
             << "zero-schedule: no schedule of @" << s.func.getSymName()
-            << " found within memory-budget=" << static_cast<int64_t>(memoryBudget)
+            << " found within memory-budget="
+            << static_cast<int64_t>(memoryBudget)
             << " (the scheduled step peaks at " << peak.bytes
             << " bytes); its collectives stay blocking";
         s.scheduler.reset();
@@ -912,7 +920,8 @@ struct ZeroSchedulePass
       for (auto func : unscheduled->getOps<func::FuncOp>())
         if (!func.isExternal() && isStepFunction(func))
           names.push_back(func.getSymName());
-      FailureOr<llvm::StringMap<Peak>> peaks = predictPeaks(*unscheduled, names);
+      FailureOr<llvm::StringMap<Peak>> peaks =
+          predictPeaks(*unscheduled, names);
       if (failed(peaks))
         return signalPassFailure();
       bool over = false;
@@ -922,7 +931,8 @@ struct ZeroSchedulePass
               << "zero-schedule: @" << name << " needs " << peak.bytes
               << " bytes per rank at its peak here even with every "
                  "collective blocking, "
-              << peak.bytes - static_cast<int64_t>(memoryBudget) << " bytes over memory-budget="
+              << peak.bytes - static_cast<int64_t>(memoryBudget)
+              << " bytes over memory-budget="
               << static_cast<int64_t>(memoryBudget)
               << " (raise the budget, or use a higher ZeRO stage or a "
                  "smaller batch)";
@@ -1001,4 +1011,3 @@ struct ZeroSchedulePass
 };
 
 } // namespace
-
