@@ -890,14 +890,16 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
     With `memory-budget` (bytes per rank), the scheduled step's predicted
     peak (zero-memory-report's total, computed on a copy of the module
     bufferized by `bufferize-pipeline`, the pipeline that follows this
-    pass) stays within the budget: while it does not, of the collectives
-    in flight at the peak the one whose wait comes last is relieved, an
-    all-gather by starting it after the peak (at its wait, if the peak is
-    right before it: the prefetch is dropped), a reduction by waiting for
-    it before the peak. A function that still cannot fit keeps its
-    blocking collectives (a warning says so), and a step whose peak
-    exceeds the budget even with every collective blocking is a located
-    error, at the op where the peak is, saying by how many bytes.
+    pass) stays within the budget: while it does not, the collectives in
+    flight at the peak are relieved, latest wait first, until their
+    full-size buffers cover the excess: an all-gather starts after the
+    peak (at its wait, if nothing is left between: the prefetch is
+    dropped), a reduction completes before it. When that stops lowering
+    the peak, every prefetch is dropped and the reductions go on; a
+    function that still cannot fit keeps its blocking collectives (a
+    warning says so). A step whose peak exceeds the budget even with every
+    collective blocking is a located error, at the op where the peak is,
+    saying by how many bytes.
 
     Collectives keep their relative order on every rank (it is program
     order), and each reduces exactly as its blocking form does, so the step
