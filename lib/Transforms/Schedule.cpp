@@ -137,9 +137,8 @@ bool isCollective(Operation *op) {
   return isa<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp,
              shard::AllToAllOp, shard::BroadcastOp, shard::GatherOp,
              shard::RecvOp, shard::ReduceOp, shard::ScatterOp, shard::SendOp,
-             shard::ShiftOp, WaitOp>(op) ||
-         op->getName().getStringRef().starts_with("zero.") &&
-             op->getName().getStringRef().ends_with("_start");
+             shard::ShiftOp, AllGatherStartOp, ReduceScatterStartOp,
+             AllReduceStartOp, WaitOp>(op);
 }
 
 /// Coalesces runs of scalar sum all-reduces over the same grid (the
@@ -239,6 +238,26 @@ unsigned coalesceScalarAllReduces(Block &block) {
   return merged;
 }
 
+/// World size of a shard op's grid (the product of its shape), or 0.
+int64_t gridSize(Operation *op, FlatSymbolRefAttr grid) {
+  auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, grid);
+  if (!gridOp)
+    return 0;
+  int64_t n = 1;
+  for (int64_t d : gridOp.getShape())
+    n *= d;
+  return n;
+}
+
+/// Bytes one rank sends in an all-reduce of `count` elements of `b` bytes
+/// on `n` ranks (runtime.h): a scalar goes to every other rank, a vector
+/// is reduce-scattered and all-gathered in blocks of ceil(count / n).
+double allReduceBytes(int64_t count, bool scalar, int64_t n, double b) {
+  if (scalar)
+    return double(n - 1) * b;
+  return 2.0 * double(n - 1) * double((count + n - 1) / n) * b;
+}
+
 /// Link seconds of a collective left blocking (a scalar or max
 /// all-reduce): what this rank sends, by runtime.h's formulas; 0 for other
 /// ops.
@@ -249,19 +268,11 @@ double blockingLinkSeconds(Operation *op, const CostModel &model) {
   auto t = dyn_cast<RankedTensorType>(reduce.getInput().getType());
   if (!t || !t.hasStaticShape() || !t.getElementType().isIntOrFloat())
     return 0;
-  int64_t n = 1;
-  if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-          op, reduce.getGridAttr()))
-    for (int64_t d : grid.getShape())
-      n *= d;
+  int64_t n = gridSize(op, reduce.getGridAttr());
   if (n <= 1)
     return 0;
   double b = double((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-  double bytes =
-      t.getRank() == 0
-          ? double(n - 1) * b
-          : 2.0 * double(n - 1) * double((t.getNumElements() + n - 1) / n) * b;
-  return model.link(bytes);
+  return model.link(allReduceBytes(t.getNumElements(), t.getRank() == 0, n, b));
 }
 
 class Scheduler {
@@ -318,17 +329,6 @@ private:
   llvm::DenseMap<Operation *, double> beginOf, doneOf, stallOf;
 };
 
-/// World size of a shard op's grid (the product of its shape), or 0.
-int64_t gridSize(Operation *op, FlatSymbolRefAttr grid) {
-  auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, grid);
-  if (!gridOp)
-    return 0;
-  int64_t n = 1;
-  for (int64_t d : gridOp.getShape())
-    n *= d;
-  return n;
-}
-
 unsigned Scheduler::convert() {
   SmallVector<Operation *> ops;
   for (Operation &op : block)
@@ -370,8 +370,7 @@ unsigned Scheduler::convert() {
         continue;
       n = gridSize(op, reduce.getGridAttr());
       kind = Kind::AllReduce;
-      int64_t c = n > 0 ? (in.getNumElements() + n - 1) / n : 0;
-      bytes = 2.0 * double(n - 1) * double(c) * b;
+      bytes = n > 0 ? allReduceBytes(in.getNumElements(), false, n, b) : 0;
     }
     if (n <= 0)
       continue;

@@ -887,7 +887,8 @@ void collective(const char *entry, zrt_collective kind, Fn &&fn) {
       [&] { return runCollective(entry, kind, issued, counted); });
   if (!error.empty())
     reportCollectiveFailure(error);
-  tracer().record(ZRT_TRACE_BLOCKED, kind, issued, Clock::now(), sent);
+  if (tracer().on())
+    tracer().record(ZRT_TRACE_BLOCKED, kind, issued, Clock::now(), sent);
 }
 
 /// A *_start entry point: the arguments that need no world are checked
@@ -1327,8 +1328,9 @@ void zrt_wait(int64_t request) {
   Clock::time_point end = Clock::now();
   std::chrono::duration<double> waited = end - begin;
   commCounters().recordWait(waited.count());
-  tracer().record(ZRT_TRACE_WAIT, tracer().takeRequest(request), begin,
-                  end, 0);
+  if (tracer().on())
+    tracer().record(ZRT_TRACE_WAIT, tracer().takeRequest(request), begin,
+                    end, 0);
   if (!error.empty())
     reportCollectiveFailure(error);
 }
