@@ -20,8 +20,8 @@
       - every stage: one scalar all-reduce per rank-0 shard.all_reduce of P
         (the loss, partial norms), each sending b*(N-1) bytes; in a step P
         scheduled by zero-schedule (zero-run's default), the scalars it
-        coalesced into one all-reduce of K elements send, on top of the
-        stage's all-reduce bytes, 2*(N-1)*ceil(K/N)*b.
+        coalesced into one all-reduce of K elements (or started alone: K=1)
+        send, on top of the stage's all-reduce bytes, 2*(N-1)*ceil(K/N)*b.
 Prints what it compared; exits 1 on a mismatch.
 """
 
@@ -103,6 +103,11 @@ def main():
         # (runtime.h: 2 (N-1) ceil(K/N) b bytes).
         coalesced = [int(k) for k in re.findall(
             r'zero\.all_reduce_start %from_elements\S* : tensor<(\d+)x', step)]
+        # and scalars it started alone, as vectors of one element.
+        ones = set(re.findall(
+            r'(%\S+) = tensor\.expand_shape \S+ \[\] output_shape \[1\]', step))
+        coalesced += [1 for v in re.findall(r'zero\.all_reduce_start (%\S+) ', step)
+                      if v in ones]
         vector = sum(2 * (n - 1) * ((k + n - 1) // n) * b for k in coalesced)
         ok = (sent['scalar_all_reduce'] == scalars * b * (n - 1)
               and stats['comm_calls']['scalar_all_reduce'] == scalars)

@@ -278,6 +278,9 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
   // Buffers the caller passes, by the category a driver counts them in.
   Live live;
   int64_t paramEltBytes = 0;
+  // Stage 3 takes parameter shards, and so does a step whose gathers
+  // zero-schedule deferred (defer-gathers).
+  bool paramsSharded = false;
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
     if (!t)
@@ -287,6 +290,9 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
       return failure();
     bool isParam =
         fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) != nullptr;
+    if (isParam &&
+        fn.getArgAttr(i, ZeroDialect::ShardedAttrHelper::getNameStr()))
+      paramsSharded = true;
     StringRef category =
         isParam                                                       ? "params"
         : fn.getArgAttr(i, ZeroDialect::GradAttrHelper::getNameStr()) ? "grads"
@@ -336,7 +342,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
       return elems ? llvm::checkedMul(*elems, paramEltBytes) : std::nullopt;
     };
     std::optional<int64_t> params =
-        bytesOfElems(r.stage >= 3 ? shardElems : fullElems);
+        bytesOfElems(r.stage >= 3 || paramsSharded ? shardElems : fullElems);
     std::optional<int64_t> grads =
         bytesOfElems(r.stage >= 2 ? shardElems : fullElems);
     if (!largestBytes || !params || !grads)

@@ -18,11 +18,14 @@
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
@@ -105,6 +108,8 @@ struct Collective {
   Kind kind;
   double bytes;
   double seconds;
+  /// A scalar all-reduce started as a vector of one element.
+  bool scalar = false;
 };
 
 /// One slice of the predicted timeline.
@@ -239,6 +244,164 @@ unsigned coalesceScalarAllReduces(Block &block) {
 }
 
 /// World size of a shard op's grid (the product of its shape), or 0.
+/// The end of a parameter's gather chain: `v` is, through
+/// materialize_in_destination into `dest` and reshapes or static slices, an
+/// all-gather of a 1-D shard along axis 0. Fills `chain` with the ops from
+/// the gather's user to `v` (in def order) and returns the gather.
+shard::AllGatherOp gatherChain(Value v, Value dest,
+                               SmallVectorImpl<Operation *> &chain,
+                               bufferization::MaterializeInDestinationOp &m) {
+  m = v.getDefiningOp<bufferization::MaterializeInDestinationOp>();
+  if (m) {
+    if (m.getDest() != dest)
+      return {};
+    v = m.getSource();
+  }
+  while (true) {
+    if (auto gather = v.getDefiningOp<shard::AllGatherOp>()) {
+      auto in = dyn_cast<RankedTensorType>(gather.getInput().getType());
+      if (!in || in.getRank() != 1 || !in.hasStaticShape() ||
+          gather.getGatherAxis().getZExtValue() != 0)
+        return {};
+      std::reverse(chain.begin(), chain.end());
+      return gather;
+    }
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumOperands() != 1 || def->getNumResults() != 1 ||
+        !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+             tensor::ExtractSliceOp>(def))
+      return {};
+    chain.push_back(def);
+    v = def->getOperand(0);
+  }
+}
+
+/// Whether `offset` is `process_linear_index on @grid` times `shard`.
+bool isRankTimes(Value offset, FlatSymbolRefAttr grid, int64_t shard) {
+  auto mul = offset.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  for (auto [a, b] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto index = a.getDefiningOp<shard::ProcessLinearIndexOp>();
+    std::optional<int64_t> c = getConstantIntValue(b);
+    if (index && index.getGridAttr() == grid && c && *c == shard)
+      return true;
+  }
+  return false;
+}
+
+/// Stage 2's parameter all-gathers move from the end of the step to the
+/// start of the next one (`defer-gathers`): a parameter that the step
+/// takes whole and returns as the all-gather of its updated shard is
+/// taken and returned as that shard instead (zero.sharded), and gathered
+/// again right before its first use, where the prefetch can hide it behind
+/// the forward pass. The gather is exact, so every step computes what it
+/// did. This rank's slice of the gathered parameter (the optimizer's
+/// input) reads the shard itself. Returns how many parameters moved.
+unsigned deferParamGathers(func::FuncOp fn) {
+  if (fn.isExternal() || !fn.getBody().hasOneBlock())
+    return 0;
+  Block &block = fn.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+  if (!ret)
+    return 0;
+  StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
+  StringRef shardedName = ZeroDialect::ShardedAttrHelper::getNameStr();
+  llvm::StringMap<unsigned> argOf;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto name = fn.getArgAttrOfType<StringAttr>(i, paramName))
+      if (!fn.getArgAttr(i, shardedName))
+        argOf.try_emplace(name.getValue(), i);
+  MLIRContext *ctx = fn.getContext();
+  unsigned moved = 0;
+  for (unsigned r = 0; r < fn.getNumResults(); ++r) {
+    auto name = fn.getResultAttrOfType<StringAttr>(r, paramName);
+    if (!name || fn.getResultAttr(r, shardedName) || !argOf.count(name))
+      continue;
+    BlockArgument arg = fn.getArgument(argOf[name.getValue()]);
+    SmallVector<Operation *> chain;
+    bufferization::MaterializeInDestinationOp m;
+    shard::AllGatherOp gather =
+        gatherChain(ret.getOperand(r), arg, chain, m);
+    if (!gather)
+      continue;
+    Value end = chain.empty() ? Value(gather.getResult())
+                              : chain.back()->getResult(0);
+    Value shardValue = gather.getInput();
+    if (end.getType() != arg.getType())
+      continue;
+    // The gather and its chain again, detached, from the argument.
+    IRMapping map;
+    map.map(shardValue, arg);
+    Operation *newGather = gather->clone(map);
+    SmallVector<Operation *> newChain;
+    for (Operation *op : chain)
+      newChain.push_back(op->clone(map));
+    // The old ones go once the step returns the shard.
+    ret->setOperand(r, shardValue);
+    if (m && m->use_empty())
+      m->erase();
+    for (Operation *op : llvm::reverse(chain))
+      if (op->use_empty())
+        op->erase();
+    if (gather->use_empty())
+      gather->erase();
+    // Before the first use of the whole parameter.
+    Operation *first = nullptr;
+    for (OpOperand &use : arg.getUses())
+      if (Operation *a = inBlock(block, use.getOwner()))
+        if (!first || a->isBeforeInBlock(first))
+          first = a;
+    OpBuilder builder(ctx);
+    builder.setInsertionPoint(first ? first : ret.getOperation());
+    builder.insert(newGather);
+    for (Operation *op : newChain)
+      builder.insert(op);
+    Value whole =
+        newChain.empty() ? newGather->getResult(0) : newChain.back()->getResult(0);
+    arg.replaceUsesWithIf(whole, [&](OpOperand &use) {
+      return use.getOwner() != newGather;
+    });
+    arg.setType(shardValue.getType());
+    fn.setArgAttr(arg.getArgNumber(), shardedName, UnitAttr::get(ctx));
+    fn.setResultAttr(r, shardedName, UnitAttr::get(ctx));
+    // This rank's slice of the gathered parameter is the shard.
+    Value gathered = newGather->getResult(0);
+    SmallVector<Value> views = {gathered};
+    for (Operation *user : whole.getUsers())
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(user))
+        if (collapse.getType() == gathered.getType() && !newChain.empty() &&
+            isa<tensor::ExpandShapeOp>(newChain.back()) &&
+            newChain.back()->getOperand(0) == gathered)
+          views.push_back(collapse.getResult());
+    auto shardType = cast<RankedTensorType>(shardValue.getType());
+    for (Value view : views)
+      for (Operation *user : llvm::make_early_inc_range(view.getUsers())) {
+        auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+        if (!slice || slice.getType() != shardType ||
+            slice.getMixedOffsets().size() != 1 ||
+            !slice.getOffsets().size() ||
+            !isRankTimes(slice.getOffsets()[0],
+                         cast<shard::AllGatherOp>(newGather).getGridAttr(),
+                         shardType.getDimSize(0)) ||
+            !isConstantIntValue(slice.getMixedStrides()[0], 1))
+          continue;
+        slice.replaceAllUsesWith(arg);
+        slice->erase();
+      }
+    for (Value view : llvm::drop_begin(views))
+      if (view.use_empty())
+        view.getDefiningOp()->erase();
+    ++moved;
+  }
+  if (moved) {
+    SmallVector<Type> results(ret.getOperandTypes());
+    fn.setType(FunctionType::get(ctx, block.getArgumentTypes(), results));
+  }
+  return moved;
+}
+
 int64_t gridSize(Operation *op, FlatSymbolRefAttr grid) {
   auto gridOp = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, grid);
   if (!gridOp)
@@ -363,10 +526,7 @@ unsigned Scheduler::convert() {
       bytes = double(n - 1) * double(out.getNumElements()) * b;
     } else {
       auto reduce = cast<shard::AllReduceOp>(op);
-      // Scalars (the loss, norms) stay blocking: their entry points take
-      // values, not buffers.
-      if (in.getRank() == 0 ||
-          reduce.getReduction() != shard::ReductionKind::Sum || in != out)
+      if (reduce.getReduction() != shard::ReductionKind::Sum || in != out)
         continue;
       n = gridSize(op, reduce.getGridAttr());
       kind = Kind::AllReduce;
@@ -375,6 +535,16 @@ unsigned Scheduler::convert() {
     if (n <= 0)
       continue;
     OpBuilder builder(op);
+    // A scalar (the loss) is started as a vector of one element (the
+    // started entry points take buffers); each is summed in rank order, so
+    // the result is the same.
+    bool scalar = in.getRank() == 0;
+    if (scalar) {
+      in = RankedTensorType::get({1}, in.getElementType());
+      out = in;
+      input = tensor::ExpandShapeOp::create(builder, op->getLoc(), in, input,
+                                            ArrayRef<ReassociationIndices>{});
+    }
     SmallVector<NamedAttribute> attrs;
     for (NamedAttribute attr : op->getDiscardableAttrs())
       attrs.push_back(attr);
@@ -394,9 +564,15 @@ unsigned Scheduler::convert() {
       keep.push_back(input);
     auto wait = WaitOp::create(builder, op->getLoc(), out, start->getResult(1),
                                start->getResult(0), keep);
-    result.replaceAllUsesWith(wait.getResult());
+    Value waited = wait.getResult();
+    if (scalar)
+      waited = tensor::CollapseShapeOp::create(
+          builder, op->getLoc(), result.getType(), waited,
+          ArrayRef<ReassociationIndices>{});
+    result.replaceAllUsesWith(waited);
     op->erase();
-    collectives.push_back({start, wait, kind, bytes, model.link(bytes)});
+    collectives.push_back(
+        {start, wait, kind, bytes, model.link(bytes), scalar});
   }
   for (Collective &c : collectives) {
     byStart[c.start] = &c;
@@ -457,6 +633,17 @@ void Scheduler::startReductionsEarly() {
     if (c.kind == Kind::AllGather)
       continue;
     Value input = c.start->getOperand(0);
+    // A scalar's reshape goes first, right after the scalar.
+    if (c.scalar) {
+      Operation *reshape = input.getDefiningOp();
+      Value scalar = reshape->getOperand(0);
+      if (Operation *def = scalar.getDefiningOp()) {
+        if (Operation *a = inBlock(block, def))
+          reshape->moveAfter(a);
+      } else {
+        reshape->moveBefore(&block.front());
+      }
+    }
     if (Operation *def = input.getDefiningOp()) {
       if (Operation *a = inBlock(block, def))
         c.start->moveAfter(a);
@@ -592,24 +779,62 @@ void Scheduler::prefetch() {
 
 void Scheduler::placeReductionWaits(unsigned depth) {
   simulate();
+  // Scalars hold no gradient: they do not count towards the depth.
   SmallVector<Collective *> reductions;
   for (Collective &c : collectives)
-    if (c.kind != Kind::AllGather)
+    if (c.kind != Kind::AllGather && !c.scalar)
       reductions.push_back(&c);
   llvm::sort(reductions, [](Collective *a, Collective *b) {
     return a->start->isBeforeInBlock(b->start);
   });
+  // Where each wait may go at the latest: before its first use, and
+  // before the start of the reduction `depth` after it.
+  SmallVector<Operation *> latest;
+  for (auto [i, c] : llvm::enumerate(reductions)) {
+    Operation *bound = block.getTerminator();
+    for (Operation *user : c->wait.getResult().getUsers())
+      if (Operation *a = inBlock(block, user))
+        if (a->isBeforeInBlock(bound))
+          bound = a;
+    if (i + depth < reductions.size()) {
+      Operation *limit = reductions[i + depth]->start;
+      if (limit->isBeforeInBlock(bound))
+        bound = limit;
+    }
+    latest.push_back(bound);
+  }
   for (auto [i, c] : llvm::enumerate(reductions)) {
     double ready = doneOf.lookup(c->start) + 0.5 * c->seconds;
-    Operation *limit =
-        i + depth < reductions.size() ? reductions[i + depth]->start : nullptr;
-    for (Operation *cur = c->start->getNextNode(); cur && cur != c->wait;
-         cur = cur->getNextNode()) {
-      if (cur == limit || beginOf.lookup(cur) >= ready) {
-        c->wait->moveBefore(cur);
-        break;
+    Operation *cur = c->start->getNextNode();
+    while (cur != latest[i] && beginOf.lookup(cur) < ready)
+      cur = cur->getNextNode();
+    c->wait->moveBefore(cur);
+  }
+  // The others' moves change when each completes: a wait that stalls
+  // moves down over as much compute as it stalled, up to its latest place.
+  for (int round = 0; round < 32; ++round) {
+    simulate();
+    bool moved = false;
+    for (auto [i, c] : llvm::enumerate(reductions)) {
+      double stall = stallOf.lookup(c->wait);
+      if (stall <= 1e-12)
+        continue;
+      double covered = 0;
+      Operation *target = nullptr;
+      for (Operation *cur = c->wait->getNextNode(); cur && cur != latest[i];
+           cur = cur->getNextNode()) {
+        if (covered >= stall)
+          break;
+        covered += cost(cur);
+        target = cur->getNextNode();
+      }
+      if (target && target != c->wait->getNextNode()) {
+        c->wait->moveBefore(target);
+        moved = true;
       }
     }
+    if (!moved)
+      break;
   }
 }
 
@@ -910,6 +1135,17 @@ struct ZeroSchedulePass
       return signalPassFailure();
     }
 
+    // Deferring the gathers holds the shards next to the gathered
+    // parameters: with a budget, a function it pushes over keeps its
+    // gathers at the end.
+    OwningOpRef<ModuleOp> undeferred;
+    if (deferGathers) {
+      if (memoryBudget > 0)
+        undeferred = module.clone();
+      for (auto func : module.getOps<func::FuncOp>())
+        deferParamGathers(func);
+    }
+
     // The unscheduled step: the budget's floor, and what a function falls
     // back to when no schedule fits.
     OwningOpRef<ModuleOp> unscheduled;
@@ -923,9 +1159,26 @@ struct ZeroSchedulePass
           predictPeaks(*unscheduled, names);
       if (failed(peaks))
         return signalPassFailure();
-      bool over = false;
+      bool over = false, restored = false;
       for (auto &[name, peak] : *peaks)
         if (peak.bytes > memoryBudget) {
+          if (undeferred) {
+            FailureOr<llvm::StringMap<Peak>> before =
+                predictPeaks(*undeferred, {name});
+            if (failed(before))
+              return signalPassFailure();
+            const Peak &b = before->find(name)->second;
+            if (b.bytes <= memoryBudget) {
+              auto func = module.lookupSymbol<func::FuncOp>(name);
+              OpBuilder(func).clone(
+                  *undeferred->lookupSymbol<func::FuncOp>(name));
+              func.erase();
+              restored = true;
+              continue;
+            }
+            if (b.bytes < peak.bytes)
+              peak = b;
+          }
           mlir::emitError(peak.loc)
               << "zero-schedule: @" << name << " needs " << peak.bytes
               << " bytes per rank at its peak here even with every "
@@ -939,6 +1192,8 @@ struct ZeroSchedulePass
         }
       if (over)
         return signalPassFailure();
+      if (restored)
+        unscheduled = module.clone();
     }
 
     struct Scheduled {

@@ -427,7 +427,13 @@ void call(const Entry &entry, Buffers &b) {
            " does not match the buffer the descriptor gave its role");
     args[i] = t->data;
     if (arg.outCopy) {
-      Tensor scratch = allocate(arg.elements, arg.dtype, ZRT_ACTIVATIONS);
+      // A second copy of the parameter or state: counted as one, as
+      // zero-memory-report counts the argument.
+      zrt_category category = arg.role == Role::Param   ? ZRT_PARAMS
+                              : arg.role == Role::Grad  ? ZRT_GRADS
+                              : arg.role == Role::State ? ZRT_OPTIMIZER_STATES
+                                                        : ZRT_ACTIVATIONS;
+      Tensor scratch = allocate(arg.elements, arg.dtype, category);
       copies.emplace_back(scratch, t->data);
       args[i] = scratch.data;
     }

@@ -20,7 +20,8 @@ shard.grid @g(shape = 2)
 // CHECK: arith.addf
 // CHECK-NOT: shard.all_reduce
 // OFF-LABEL: func.func @norms
-// OFF-COUNT-3: shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
+// OFF-NOT: from_elements
+// OFF-COUNT-3: zero.all_reduce_start {{.*}} : tensor<1xf32> -> tensor<1xf32>
 func.func @norms(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>) -> f32 {
   %ra = shard.all_reduce %a on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
   %xa = tensor.extract %ra[] : tensor<f32>
@@ -37,11 +38,15 @@ func.func @norms(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>) -> f32 {
 
 shard.grid @g(shape = 2)
 
-// The second input depends on the first result: no run forms, both stay
-// scalar (blocking) all-reduces.
+// The second input depends on the first result: no run forms, each is
+// started on its own (a vector of one element) and the second waits for
+// the first.
 // CHECK-LABEL: func.func @dependent
-// CHECK: shard.all_reduce %arg0 {{.*}} : tensor<f32> -> tensor<f32>
-// CHECK: shard.all_reduce {{.*}} : tensor<f32> -> tensor<f32>
+// CHECK-NOT: from_elements
+// CHECK: zero.all_reduce_start {{.*}} : tensor<1xf32> -> tensor<1xf32>
+// CHECK: zero.wait
+// CHECK: zero.all_reduce_start {{.*}} : tensor<1xf32> -> tensor<1xf32>
+// CHECK: zero.wait
 // CHECK-NOT: from_elements
 func.func @dependent(%a: tensor<f32>) -> tensor<f32> {
   %ra = shard.all_reduce %a on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
@@ -53,10 +58,14 @@ func.func @dependent(%a: tensor<f32>) -> tensor<f32> {
 
 shard.grid @g(shape = 2)
 
-// A max (the clipping of another norm kind) does not join sums.
+// A max (the clipping of another norm kind) does not join sums: the sum
+// is started on its own (at the top: its input is an argument) and the max
+// stays blocking.
 // CHECK-LABEL: func.func @kinds
+// CHECK: tensor.expand_shape %arg1
+// CHECK: zero.all_reduce_start
 // CHECK: shard.all_reduce %arg0 {{.*}}reduction = max
-// CHECK: shard.all_reduce %arg1
+// CHECK-NOT: from_elements
 func.func @kinds(%a: tensor<f32>, %b: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
   %ra = shard.all_reduce %a on @g grid_axes = [0] reduction = max : tensor<f32> -> tensor<f32>
   %rb = shard.all_reduce %b on @g grid_axes = [0] : tensor<f32> -> tensor<f32>

@@ -132,16 +132,22 @@ func.func @input_first(%w: tensor<64xf32>, %x: tensor<256x256xf32>)
 
 shard.grid @g(shape = 4)
 
-// Vector sum all-reduces (stage 0's gradients) are started too; scalar ones
-// (the loss) and max reductions stay blocking. A blocking collective runs
-// after the started ones on the one link, so the model has the started
-// all-reduce done by the time the max all-reduce returns: the wait goes
-// there.
+// Vector sum all-reduces (stage 0's gradients) are started too, and so is a
+// scalar one (the loss), as a vector of one element, right after its input;
+// max reductions stay blocking. A blocking collective runs after the
+// started ones on the one link, so the model has the started all-reduce
+// done by the time the max all-reduce returns: the wait goes there. The
+// loss waits at its first use, the return.
 // CHECK-LABEL: func.func @all_reduce
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg1 [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK: %[[LP:.*]], %[[LT:.*]] = zero.all_reduce_start %[[E]] : tensor<1xf32> -> tensor<1xf32>
 // CHECK: zero.all_reduce_start %arg0 : tensor<1000xf32> -> tensor<1000xf32>
-// CHECK: shard.all_reduce %arg1 {{.*}} : tensor<f32> -> tensor<f32>
-// CHECK: zero.wait %{{.*}}, %{{.*}} : tensor<1000xf32> -> tensor<1000xf32>
+// CHECK-NOT: shard.all_reduce {{.*}} : tensor<f32>
 // CHECK: shard.all_reduce %arg0 {{.*}} reduction = max
+// CHECK: zero.wait %{{.*}}, %{{.*}} : tensor<1000xf32> -> tensor<1000xf32>
+// CHECK: %[[L:.*]] = zero.wait %[[LT]], %[[LP]] : tensor<1xf32> -> tensor<1xf32>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[L]] [] : tensor<1xf32> into tensor<f32>
+// CHECK: return %{{.*}}, %[[C]], %
 func.func @all_reduce(%g: tensor<1000xf32>, %loss: tensor<f32>)
     -> (tensor<1000xf32>, tensor<f32>, tensor<1000xf32>) {
   %a = shard.all_reduce %g on @g grid_axes = [0] : tensor<1000xf32> -> tensor<1000xf32>

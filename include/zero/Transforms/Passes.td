@@ -925,6 +925,10 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
+    Option<"deferGathers", "defer-gathers", "bool", "true",
+           "Stage 2: the step takes and returns parameter shards and gathers "
+           "each parameter before its first use, instead of gathering the "
+           "updated parameters at its end (where nothing hides them)">,
     Option<"prefetch", "prefetch", "bool", "true",
            "Start all-gathers early enough to hide behind compute (false: "
            "each starts where its blocking form was)">,
