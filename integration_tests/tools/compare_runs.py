@@ -14,7 +14,7 @@
         plus all-gather);
       - stage 3: reduce-scatter exactly Psi*b*(N-1)/N; all-gathers exactly
         the gathers of the partitioned step P (zero-opt --zero-partition
-        [--zero-schedule] output, blocking or started), sum of gathers(p) * padded(p) * b * (N-1)/N, where each
+        [--zero-schedule] output, blocking or started, alone or in a bucket), sum of gathers(p) * padded(p) * b * (N-1)/N, where each
         parameter is gathered once or twice (3*Psi in all when the backward
         pass reads every parameter; docs/decisions.md);
       - every stage: one scalar all-reduce per rank-0 shard.all_reduce of P
@@ -98,6 +98,14 @@ def main():
         gathers = {arg: len(re.findall(
             rf'(?:shard\.all_gather|zero\.all_gather_start) {arg} ', step))
             for arg in shards}
+        # zero-schedule's buckets (bucket-bytes) gather concatenations of
+        # shards: each start counts once for each of its members.
+        concats = {name: re.findall(r'%[\w.]+', operands) for name, operands in re.findall(
+            r'(%[\w.]+) = tensor\.concat dim\(0\) ([^:]*) :', step)}
+        for name in re.findall(r'zero\.all_gather_start (%[\w.]+) ', step):
+            for arg in concats.get(name, []):
+                if arg in gathers:
+                    gathers[arg] += 1
         scalars = len(re.findall(r'shard\.all_reduce [^\n]*: tensor<f(?:32|64)> -> ', step))
         # Scalar all-reduces zero-schedule coalesced into one of a vector
         # (runtime.h: 2 (N-1) ceil(K/N) b bytes).

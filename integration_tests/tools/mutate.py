@@ -313,7 +313,10 @@ def pipelines():
                       '--zero-lower-cpu'] for p in part[1::4]] +
                     [[p, f'--zero-schedule=memory-budget={b} coalesce-scalars=false',
                       '--zero-bufferize-step', '--zero-memory-report']
-                     for p in part[2::4] for b in (50000, 5000000)],
+                     for p in part[2::4] for b in (50000, 5000000)] +
+                    [[p, f'--zero-schedule=bucket-bytes={k} defer-gathers={d}',
+                      '--zero-lower-cpu']
+                     for p in part[3::4] for k, d in ((0, 'false'), (1 << 20, 'true'))],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']

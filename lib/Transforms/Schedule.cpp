@@ -31,6 +31,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -244,6 +245,279 @@ unsigned coalesceScalarAllReduces(Block &block) {
 }
 
 /// World size of a shard op's grid (the product of its shape), or 0.
+int64_t gridSize(Operation *op, FlatSymbolRefAttr grid);
+
+/// Whether two gather inputs hold the same data: the same value, or
+/// bucketCollectives' concatenations of the same values.
+bool sameSource(Value a, Value b) {
+  if (a == b)
+    return true;
+  auto ca = a.getDefiningOp<tensor::ConcatOp>();
+  auto cb = b.getDefiningOp<tensor::ConcatOp>();
+  return ca && cb && ca.getDim() == cb.getDim() &&
+         llvm::equal(ca.getInputs(), cb.getInputs());
+}
+
+/// A collective bucketCollectives may merge: a 1-D all-gather or sum
+/// reduce-scatter along axis 0, or a sum all-reduce of at least one
+/// dimension, of statically shaped f32 or f64; its full-size bytes.
+std::optional<double> bucketable(Operation *op) {
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
+      !(in.getElementType().isF32() || in.getElementType().isF64()))
+    return std::nullopt;
+  if (auto g = dyn_cast<shard::AllGatherOp>(op)) {
+    if (in.getRank() != 1 || g.getGatherAxis().getZExtValue() != 0)
+      return std::nullopt;
+    return tensorBytes(out);
+  }
+  if (auto r = dyn_cast<shard::ReduceScatterOp>(op)) {
+    if (in.getRank() != 1 || r.getScatterAxis().getZExtValue() != 0 ||
+        r.getReduction() != shard::ReductionKind::Sum)
+      return std::nullopt;
+    return tensorBytes(in);
+  }
+  if (auto r = dyn_cast<shard::AllReduceOp>(op)) {
+    if (in.getRank() < 1 || in != out ||
+        r.getReduction() != shard::ReductionKind::Sum)
+      return std::nullopt;
+    return tensorBytes(in);
+  }
+  return std::nullopt;
+}
+
+/// Merges a bucket of collectives of one kind (bucketCollectives).
+/// Gathers: one gather of the concatenated shards, before the first
+/// member; rank r's block of it holds each member's r-th shard, so each
+/// member's result is a column block of the [ranks x total] gather.
+/// Reductions: one reduction, at the last member, of the inputs laid out
+/// so that each rank's block is the members' blocks side by side (a
+/// reduce-scatter) or of their concatenation (an all-reduce). Every
+/// element is reduced exactly as in its own collective (runtime.h: rank
+/// order), so the results are bit-identical.
+void mergeBucket(ArrayRef<Operation *> members, int64_t n) {
+  Operation *first = members.front(), *last = members.back();
+  Location loc = first->getLoc();
+  auto elem =
+      cast<RankedTensorType>(first->getOperand(0).getType()).getElementType();
+  auto vec = [&](int64_t size) { return RankedTensorType::get({size}, elem); };
+  auto mat = [&](int64_t cols) {
+    return RankedTensorType::get({n, cols}, elem);
+  };
+  SmallVector<ReassociationIndices> rows = {{0, 1}};
+  OpBuilder b(first->getContext());
+  // The first member again (its grid, axes, reduction and attributes), on
+  // the merged input.
+  auto rebuild = [&](Operation *proto, Value input, Type type) {
+    Operation *op = b.clone(*proto);
+    op->setOperand(0, input);
+    op->getResult(0).setType(type);
+    return op;
+  };
+  if (auto gather = dyn_cast<shard::AllGatherOp>(first)) {
+    // The concatenation goes as early as its inputs allow, so the gather
+    // can start early too; the gather where its first member was.
+    Operation *after = nullptr;
+    Block *block = first->getBlock();
+    SmallVector<Value> inputs;
+    int64_t total = 0;
+    for (Operation *m : members) {
+      inputs.push_back(m->getOperand(0));
+      total += cast<RankedTensorType>(inputs.back().getType()).getDimSize(0);
+      if (Operation *def = inputs.back().getDefiningOp())
+        if (Operation *a = block->findAncestorOpInBlock(*def))
+          if (!after || after->isBeforeInBlock(a))
+            after = a;
+    }
+    if (after)
+      b.setInsertionPointAfter(after);
+    else
+      b.setInsertionPointToStart(block);
+    Value cat = tensor::ConcatOp::create(b, loc, vec(total), 0, inputs);
+    b.setInsertionPoint(first);
+    Operation *merged = rebuild(gather, cat, vec(n * total));
+    Value grid = tensor::ExpandShapeOp::create(b, loc, mat(total),
+                                               merged->getResult(0), rows);
+    int64_t offset = 0;
+    for (Operation *m : members) {
+      int64_t size =
+          cast<RankedTensorType>(m->getOperand(0).getType()).getDimSize(0);
+      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
+                                           b.getIndexAttr(offset)};
+      SmallVector<OpFoldResult> sizes = {b.getIndexAttr(n),
+                                         b.getIndexAttr(size)};
+      SmallVector<OpFoldResult> strides = {b.getIndexAttr(1),
+                                           b.getIndexAttr(1)};
+      Value block = tensor::ExtractSliceOp::create(b, loc, mat(size), grid,
+                                                   offsets, sizes, strides);
+      Value flat =
+          tensor::CollapseShapeOp::create(b, loc, vec(n * size), block, rows);
+      m->getResult(0).replaceAllUsesWith(flat);
+      offset += size;
+    }
+  } else {
+    b.setInsertionPoint(last);
+    bool scatter = isa<shard::ReduceScatterOp>(first);
+    SmallVector<Value> parts;
+    SmallVector<int64_t> sizes;
+    int64_t total = 0;
+    for (Operation *m : members) {
+      auto t = cast<RankedTensorType>(m->getOperand(0).getType());
+      Value v = m->getOperand(0);
+      if (t.getRank() > 1) {
+        ReassociationIndices all;
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          all.push_back(d);
+        v = tensor::CollapseShapeOp::create(
+            b, loc, vec(t.getNumElements()), v,
+            ArrayRef<ReassociationIndices>{all});
+      }
+      int64_t size = scatter ? t.getNumElements() / n : t.getNumElements();
+      if (scatter)
+        v = tensor::ExpandShapeOp::create(b, loc, mat(size), v, rows);
+      parts.push_back(v);
+      sizes.push_back(size);
+      total += size;
+    }
+    Value input;
+    if (scatter)
+      input = tensor::CollapseShapeOp::create(
+          b, loc, vec(n * total),
+          tensor::ConcatOp::create(b, loc, mat(total), 1, parts), rows);
+    else
+      input = tensor::ConcatOp::create(b, loc, vec(total), 0, parts);
+    Operation *merged = rebuild(first, input, vec(total));
+    int64_t offset = 0;
+    for (auto [m, size] : llvm::zip(members, sizes)) {
+      SmallVector<OpFoldResult> offsets = {b.getIndexAttr(offset)};
+      SmallVector<OpFoldResult> len = {b.getIndexAttr(size)};
+      SmallVector<OpFoldResult> strides = {b.getIndexAttr(1)};
+      Value v = tensor::ExtractSliceOp::create(
+          b, loc, vec(size), merged->getResult(0), offsets, len, strides);
+      auto t = cast<RankedTensorType>(m->getResult(0).getType());
+      if (t.getRank() > 1) {
+        ReassociationIndices all;
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          all.push_back(d);
+        v = tensor::ExpandShapeOp::create(b, loc, t, v,
+                                          ArrayRef<ReassociationIndices>{all});
+      }
+      m->getResult(0).replaceAllUsesWith(v);
+      offset += size;
+    }
+  }
+  for (Operation *m : members)
+    m->erase();
+}
+
+/// `bucket-bytes`: small collectives of one kind (and grid, axes and
+/// element type) that follow each other, with no larger one of the kind
+/// between them, merge into one of at most
+/// `bucketBytes` full-size bytes, each member itself under it: one latency
+/// and one hand-off to the communication thread instead of one each. A
+/// gather joins a bucket if its input exists where the bucket's first
+/// member is (the merged gather goes there); a reduction joins if nothing
+/// reads an earlier member's result before it (the merged reduction goes
+/// where its last member is). Returns how many collectives merged away.
+unsigned bucketCollectives(Block &block, int64_t bucketBytes) {
+  if (bucketBytes <= 0)
+    return 0;
+  struct Bucket {
+    SmallVector<Operation *> members;
+    double bytes = 0;
+  };
+  auto keyOf = [](Operation *op) {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << op->getName() << ' ';
+    if (auto g = dyn_cast<shard::AllGatherOp>(op))
+      os << g.getGrid() << ' ' << g.getGridAxesAttr();
+    else if (auto r = dyn_cast<shard::ReduceScatterOp>(op))
+      os << r.getGrid() << ' ' << r.getGridAxesAttr();
+    else
+      os << cast<shard::AllReduceOp>(op).getGrid() << ' '
+         << cast<shard::AllReduceOp>(op).getGridAxesAttr();
+    os << ' ' << cast<RankedTensorType>(op->getOperand(0).getType())
+                     .getElementType();
+    return key;
+  };
+  llvm::StringMap<Bucket> open;
+  SmallVector<Bucket> done;
+  auto close = [&](StringRef key) {
+    auto it = open.find(key);
+    if (it == open.end())
+      return;
+    if (it->second.members.size() > 1)
+      done.push_back(std::move(it->second));
+    open.erase(it);
+  };
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (isa<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp>(
+            op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    std::optional<double> bytes = bucketable(op);
+    std::string key = keyOf(op);
+    // A larger collective of the kind ends the run: buckets hold
+    // collectives that follow each other.
+    if (!bytes || *bytes >= double(bucketBytes)) {
+      close(key);
+      continue;
+    }
+    auto it = open.find(key);
+    if (it != open.end()) {
+      Bucket &bucket = it->second;
+      bool fits = bucket.bytes + *bytes <= double(bucketBytes);
+      if (fits && isa<shard::AllGatherOp>(op)) {
+        // A second gather of an input (stage 3's regather) is not merged
+        // with the first.
+        for (Operation *m : bucket.members)
+          if (m->getOperand(0) == op->getOperand(0))
+            fits = false;
+        Operation *firstMember = bucket.members.front();
+        if (Operation *def = op->getOperand(0).getDefiningOp())
+          if (Operation *a = inBlock(block, def))
+            fits = fits && a->isBeforeInBlock(firstMember);
+      } else if (fits) {
+        for (Operation *m : bucket.members)
+          for (Operation *user : m->getResult(0).getUsers())
+            if (Operation *a = inBlock(block, user))
+              if (a->isBeforeInBlock(op))
+                fits = false;
+      }
+      if (fits) {
+        bucket.members.push_back(op);
+        bucket.bytes += *bytes;
+        continue;
+      }
+      close(key);
+    }
+    open[key].members.push_back(op);
+    open[key].bytes = *bytes;
+  }
+  SmallVector<std::string> keys;
+  for (auto &entry : open)
+    keys.push_back(entry.getKey().str());
+  for (const std::string &key : keys)
+    close(key);
+  unsigned merged = 0;
+  for (Bucket &bucket : done) {
+    Operation *first = bucket.members.front();
+    FlatSymbolRefAttr grid =
+        TypeSwitch<Operation *, FlatSymbolRefAttr>(first)
+            .Case<shard::AllGatherOp, shard::ReduceScatterOp,
+                  shard::AllReduceOp>([](auto op) { return op.getGridAttr(); });
+    int64_t n = gridSize(first, grid);
+    if (n <= 0)
+      continue;
+    mergeBucket(bucket.members, n);
+    merged += bucket.members.size() - 1;
+  }
+  return merged;
+}
+
 /// The end of a parameter's gather chain: `v` is, through
 /// materialize_in_destination into `dest` and reshapes or static slices, an
 /// all-gather of a 1-D shard along axis 0. Fills `chain` with the ops from
@@ -754,7 +1028,7 @@ void Scheduler::prefetch() {
         limit = inBlock(block, def);
       for (Collective &other : collectives)
         if (&other != &c && other.kind == Kind::AllGather &&
-            other.start->getOperand(0) == c.start->getOperand(0) &&
+            sameSource(other.start->getOperand(0), c.start->getOperand(0)) &&
             other.wait->isBeforeInBlock(c.start) &&
             (!limit || limit->isBeforeInBlock(other.wait)))
           limit = other.wait;
@@ -775,6 +1049,66 @@ void Scheduler::prefetch() {
     if (!moved)
       break;
   }
+  // The link runs gathers in the order they start: one needed earlier
+  // starts no later than one needed after it, where its input allows
+  // (an argument, or a value defined before), and never above the wait of
+  // an earlier gather of the same input (the regather rule above).
+  SmallVector<Collective *> gathers;
+  for (Collective &c : collectives)
+    if (c.kind == Kind::AllGather)
+      gathers.push_back(&c);
+  llvm::sort(gathers, [](Collective *a, Collective *b) {
+    return a->wait->isBeforeInBlock(b->wait);
+  });
+  Operation *minStart = nullptr;
+  for (Collective *c : llvm::reverse(gathers)) {
+    if (minStart && minStart->isBeforeInBlock(c->start)) {
+      bool ok = true;
+      if (Operation *def = c->start->getOperand(0).getDefiningOp())
+        if (Operation *a = inBlock(block, def))
+          ok = a->isBeforeInBlock(minStart);
+      for (Collective *other : gathers)
+        if (other != c &&
+            sameSource(other->start->getOperand(0), c->start->getOperand(0)) &&
+            other->wait->isBeforeInBlock(c->start) &&
+            !other->wait->isBeforeInBlock(minStart))
+          ok = false;
+      if (ok)
+        c->start->moveBefore(minStart);
+    }
+    if (!minStart || c->start->isBeforeInBlock(minStart))
+      minStart = c->start;
+  }
+  // Gathers that start together go on the link in the order they are
+  // needed (earliest wait first): starts next to each other are
+  // independent, so any order is valid. A bucket's concatenation of
+  // arguments goes first, out of the way.
+  for (Collective &c : collectives)
+    if (auto cat = c.start->getOperand(0).getDefiningOp<tensor::ConcatOp>())
+      if (cat->getBlock() == &block &&
+          llvm::all_of(cat->getOperands(), [&](Value v) {
+            return !v.getDefiningOp() ||
+                   !inBlock(block, v.getDefiningOp());
+          }))
+        cat->moveBefore(&block.front());
+  SmallVector<SmallVector<Operation *>> runs(1);
+  for (Operation &op : block) {
+    Collective *c = byStart.lookup(&op);
+    if (c && c->kind == Kind::AllGather)
+      runs.back().push_back(&op);
+    else if (!runs.back().empty())
+      runs.emplace_back();
+  }
+  for (SmallVector<Operation *> &run : runs) {
+    if (run.size() < 2)
+      continue;
+    Operation *anchor = run.back()->getNextNode();
+    llvm::stable_sort(run, [&](Operation *a, Operation *b) {
+      return byStart.lookup(a)->wait->isBeforeInBlock(byStart.lookup(b)->wait);
+    });
+    for (Operation *op : run)
+      op->moveBefore(anchor);
+  }
 }
 
 void Scheduler::placeReductionWaits(unsigned depth) {
@@ -788,7 +1122,12 @@ void Scheduler::placeReductionWaits(unsigned depth) {
     return a->start->isBeforeInBlock(b->start);
   });
   // Where each wait may go at the latest: before its first use, and
-  // before the start of the reduction `depth` after it.
+  // before the start that would hold more than `depth` times the largest
+  // reduction's full-size input in flight.
+  double largest = 0;
+  for (Collective *c : reductions)
+    largest = std::max(largest,
+                       tensorBytes(c->start->getOperand(0).getType()));
   SmallVector<Operation *> latest;
   for (auto [i, c] : llvm::enumerate(reductions)) {
     Operation *bound = block.getTerminator();
@@ -796,10 +1135,17 @@ void Scheduler::placeReductionWaits(unsigned depth) {
       if (Operation *a = inBlock(block, user))
         if (a->isBeforeInBlock(bound))
           bound = a;
-    if (i + depth < reductions.size()) {
-      Operation *limit = reductions[i + depth]->start;
-      if (limit->isBeforeInBlock(bound))
-        bound = limit;
+    // At most `depth` of the largest gradients' bytes in flight: the
+    // first later start that would go over it.
+    double held = 0;
+    for (size_t j = i; j < reductions.size(); ++j) {
+      held += tensorBytes(reductions[j]->start->getOperand(0).getType());
+      if (held > double(depth) * largest) {
+        Operation *limit = reductions[j]->start;
+        if (j > i && limit->isBeforeInBlock(bound))
+          bound = limit;
+        break;
+      }
     }
     latest.push_back(bound);
   }
@@ -1128,6 +1474,12 @@ struct ZeroSchedulePass
     }
     CostModel model{gemmGflops * 1e9, vectorGflops * 1e9, memoryGbps * 1e9,
                     linkGbps * 1e9, linkLatencyUs * 1e-6};
+    if (bucketBytes < 0) {
+      module.emitError() << "zero-schedule: bucket-bytes must be >= 0 (0: "
+                            "no buckets), got "
+                         << static_cast<int64_t>(bucketBytes);
+      return signalPassFailure();
+    }
     if (memoryBudget < 0) {
       module.emitError() << "zero-schedule: memory-budget must be >= 0 "
                             "bytes (0: none), got "
@@ -1214,6 +1566,7 @@ struct ZeroSchedulePass
         continue;
       if (coalesceScalars)
         coalesceScalarAllReduces(func.getBody().front());
+      bucketCollectives(func.getBody().front(), bucketBytes);
       auto scheduler =
           std::make_unique<Scheduler>(func.getBody().front(), model);
       if (scheduler->convert() == 0)

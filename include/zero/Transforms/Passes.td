@@ -857,10 +857,30 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
                 "wait late";
   let description = [{
     Turns the blocking collectives of zero-partition's step (`shard.all_gather`,
-    `shard.reduce_scatter`, `shard.all_reduce` with `sum` on 1-D or larger f32
-    and f64 tensors, in a function's entry block) into started collectives
-    and waits (`zero.*_start`, `zero.wait`, `!zero.token`), placed by a cost
-    model of the step:
+    `shard.reduce_scatter`, `shard.all_reduce` with `sum` on f32 and f64
+    tensors, in a function's entry block; a scalar is started as a vector of
+    one element) into started collectives and waits (`zero.*_start`,
+    `zero.wait`, `!zero.token`), placed by a cost model of the step.
+
+    First, with `defer-gathers`, a step that takes whole parameters and
+    returns each as the all-gather of its updated shard (stages 1 and 2)
+    takes and returns the shards instead (`zero.sharded`, so the step ABI
+    and the driver follow) and gathers each parameter before its first use:
+    the gathers move from the end of the step, where nothing hides them, to
+    the next step's forward pass. The step holds a parameter's shard next
+    to its gathered copy, so its peak grows by the shards' bytes (and falls
+    between steps, where only the shards stay); under a `memory-budget` the
+    gathers stay at the end when deferring them would not fit.
+
+    With `bucket-bytes`, collectives of one kind smaller than it that
+    follow each other (no larger one of the kind between them) merge into
+    one of at most that many bytes: gathers of the concatenated shards
+    (each member's result a column block of the [ranks x total] gather), a
+    reduce-scatter of the inputs laid out rank block by rank block, an
+    all-reduce of the concatenation. Every element is reduced in the same
+    rank order as alone, so the step's results are bit-identical.
+
+    The cost model:
 
     - the compute time of an op is its FLOPs over `gemm-gflops` for
       contractions (matmuls), and its tensor bytes over `memory-gbps` plus
@@ -878,14 +898,19 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
       and, with `prefetch`, start early enough that the predicted timeline
       has them complete by then: each start moves back over the compute
       before it, as far as the stall it sees, round after round, never
-      before its input exists;
+      before its input exists; then a gather needed earlier starts no
+      later than one needed after it (the link's order is the order of
+      need);
     - reduce-scatters and all-reduces (gradients) start right after their
       input is computed and wait where the predicted timeline has them
       complete (with a margin of half their time), at their first use if
-      that comes first, and at the latest before the start of the reduction
-      `max-inflight-reductions` after them: the full gradients a reduction
-      reads stay allocated until its wait, so this bounds how many are held
-      at once (2: double buffering, as DeepSpeed's overlap_comm does).
+      that comes first; a wait that still stalls moves down over as much
+      compute as it stalled. At the latest a wait comes before the start
+      that would put more than `max-inflight-reductions` times the largest
+      reduction's input bytes in flight: the full gradients a reduction
+      reads stay allocated until its wait, so this bounds what they hold
+      (4 largest gradients; DeepSpeed's overlap_comm double-buffers
+      buckets).
 
     With `memory-budget` (bytes per rank), the scheduled step's predicted
     peak (zero-memory-report's total, computed on a copy of the module
@@ -933,9 +958,10 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "Start all-gathers early enough to hide behind compute (false: "
            "each starts where its blocking form was)">,
     Option<"maxInflightReductions", "max-inflight-reductions", "unsigned",
-           "2",
-           "At most this many reduce-scatters and all-reduces in flight at "
-           "once (each holds its full-size input until its wait); >= 1">,
+           "4",
+           "At most this many times the largest reduction's full-size input "
+           "held by reduce-scatters and all-reduces in flight at once (each "
+           "holds its input until its wait); >= 1">,
     Option<"gemmGflops", "gemm-gflops", "double", "100.0",
            "Cost model: GEMM rate in GFLOP/s (one rank; the defaults of the "
            "compute rates predict gpt d256 L4's step on one thread of the "
@@ -949,6 +975,10 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "bw= sets)">,
     Option<"linkLatencyUs", "link-latency-us", "double", "20.0",
            "Cost model: latency of one collective in microseconds">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "65536",
+           "Merge consecutive all-gathers, reduce-scatters and all-reduces "
+           "smaller than this (full-size bytes) into buckets of at most this "
+           "many bytes (0: no buckets)">,
     Option<"coalesceScalars", "coalesce-scalars", "bool", "true",
            "Merge runs of scalar sum all-reduces (global-norm clipping's "
            "per-parameter norms) into one all-reduce of a vector">,
