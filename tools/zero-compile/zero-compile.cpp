@@ -69,7 +69,8 @@ Options:
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
                          put it (default: zero-schedule overlaps them with
-                         compute)
+                         compute, and at stages 1-2 keeps only parameter
+                         shards between steps)
   --link-model bw=G,latency=U
                          the link zero-schedule's cost model assumes: G GB/s,
                          U microseconds per collective (default bw=10,

@@ -67,7 +67,9 @@ Compilation:
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
                          put it (default: zero-schedule overlaps them with
-                         compute; results are bit-identical either way)
+                         compute, and at stages 1-2 keeps only parameter
+                         shards between steps; results are bit-identical
+                         either way)
   --link-model bw=G,latency=U
                          the link zero-schedule's cost model assumes (default:
                          --sim-link's if given, else bw=10,latency=20)
