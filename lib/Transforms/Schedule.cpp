@@ -247,6 +247,24 @@ unsigned coalesceScalarAllReduces(Block &block) {
 /// World size of a shard op's grid (the product of its shape), or 0.
 int64_t gridSize(Operation *op, FlatSymbolRefAttr grid);
 
+/// The grid and grid axes of an all-gather, reduce-scatter or all-reduce.
+std::pair<FlatSymbolRefAttr, DenseI16ArrayAttr> gridOf(Operation *op) {
+  return TypeSwitch<Operation *,
+                    std::pair<FlatSymbolRefAttr, DenseI16ArrayAttr>>(op)
+      .Case<shard::AllGatherOp, shard::ReduceScatterOp, shard::AllReduceOp>(
+          [](auto c) {
+            return std::pair(c.getGridAttr(), c.getGridAxesAttr());
+          });
+}
+
+/// One group of all of a rank's dimensions (reshapes to and from 1-D).
+SmallVector<ReassociationIndices> allDims(int64_t rank) {
+  ReassociationIndices all;
+  for (int64_t d = 0; d < rank; ++d)
+    all.push_back(d);
+  return {all};
+}
+
 /// Whether two gather inputs hold the same data: the same value, or
 /// bucketCollectives' concatenations of the same values.
 bool sameSource(Value a, Value b) {
@@ -366,12 +384,8 @@ void mergeBucket(ArrayRef<Operation *> members, int64_t n) {
       auto t = cast<RankedTensorType>(m->getOperand(0).getType());
       Value v = m->getOperand(0);
       if (t.getRank() > 1) {
-        ReassociationIndices all;
-        for (int64_t d = 0; d < t.getRank(); ++d)
-          all.push_back(d);
-        v = tensor::CollapseShapeOp::create(
-            b, loc, vec(t.getNumElements()), v,
-            ArrayRef<ReassociationIndices>{all});
+        v = tensor::CollapseShapeOp::create(b, loc, vec(t.getNumElements()),
+                                            v, allDims(t.getRank()));
       }
       int64_t size = scatter ? t.getNumElements() / n : t.getNumElements();
       if (scatter)
@@ -397,11 +411,7 @@ void mergeBucket(ArrayRef<Operation *> members, int64_t n) {
           b, loc, vec(size), merged->getResult(0), offsets, len, strides);
       auto t = cast<RankedTensorType>(m->getResult(0).getType());
       if (t.getRank() > 1) {
-        ReassociationIndices all;
-        for (int64_t d = 0; d < t.getRank(); ++d)
-          all.push_back(d);
-        v = tensor::ExpandShapeOp::create(b, loc, t, v,
-                                          ArrayRef<ReassociationIndices>{all});
+        v = tensor::ExpandShapeOp::create(b, loc, t, v, allDims(t.getRank()));
       }
       m->getResult(0).replaceAllUsesWith(v);
       offset += size;
@@ -430,16 +440,10 @@ unsigned bucketCollectives(Block &block, int64_t bucketBytes) {
   auto keyOf = [](Operation *op) {
     std::string key;
     llvm::raw_string_ostream os(key);
-    os << op->getName() << ' ';
-    if (auto g = dyn_cast<shard::AllGatherOp>(op))
-      os << g.getGrid() << ' ' << g.getGridAxesAttr();
-    else if (auto r = dyn_cast<shard::ReduceScatterOp>(op))
-      os << r.getGrid() << ' ' << r.getGridAxesAttr();
-    else
-      os << cast<shard::AllReduceOp>(op).getGrid() << ' '
-         << cast<shard::AllReduceOp>(op).getGridAxesAttr();
-    os << ' ' << cast<RankedTensorType>(op->getOperand(0).getType())
-                     .getElementType();
+    auto [grid, axes] = gridOf(op);
+    os << op->getName() << ' ' << grid << ' ' << axes << ' '
+       << cast<RankedTensorType>(op->getOperand(0).getType())
+              .getElementType();
     return key;
   };
   llvm::StringMap<Bucket> open;
@@ -505,11 +509,7 @@ unsigned bucketCollectives(Block &block, int64_t bucketBytes) {
   unsigned merged = 0;
   for (Bucket &bucket : done) {
     Operation *first = bucket.members.front();
-    FlatSymbolRefAttr grid =
-        TypeSwitch<Operation *, FlatSymbolRefAttr>(first)
-            .Case<shard::AllGatherOp, shard::ReduceScatterOp,
-                  shard::AllReduceOp>([](auto op) { return op.getGridAttr(); });
-    int64_t n = gridSize(first, grid);
+    int64_t n = gridSize(first, gridOf(first).first);
     if (n <= 0)
       continue;
     mergeBucket(bucket.members, n);
@@ -727,6 +727,8 @@ public:
   void startReductionsEarly();
   /// All-gathers move back until the timeline has them done in time.
   void prefetch();
+  /// The op a gather's start must stay below (null: none in the block).
+  Operation *startLimit(Collective &c);
   /// Reductions wait where they are predicted done, and before the start
   /// of the reduction `depth` after them.
   void placeReductionWaits(unsigned depth);
@@ -1006,6 +1008,23 @@ double Scheduler::blockingTime() {
   return t;
 }
 
+Operation *Scheduler::startLimit(Collective &c) {
+  // Never above the input's definition, nor above the wait of an earlier
+  // gather of the same input: that gather's buffer is released after its
+  // last use so that this one can gather again (zero-partition's
+  // regather); starting before it would hold both.
+  Operation *limit = nullptr;
+  if (Operation *def = c.start->getOperand(0).getDefiningOp())
+    limit = inBlock(block, def);
+  for (Collective &other : collectives)
+    if (&other != &c && other.kind == Kind::AllGather &&
+        sameSource(other.start->getOperand(0), c.start->getOperand(0)) &&
+        other.wait->isBeforeInBlock(c.start) &&
+        (!limit || limit->isBeforeInBlock(other.wait)))
+      limit = other.wait;
+  return limit;
+}
+
 void Scheduler::prefetch() {
   // Each round moves every all-gather that stalls back over as much
   // compute as it stalled; moving one changes the link's queue for the
@@ -1019,19 +1038,7 @@ void Scheduler::prefetch() {
       double stall = stallOf.lookup(c.wait);
       if (stall <= 1e-12)
         continue;
-      // Never above the input's definition, nor above the wait of an
-      // earlier gather of the same input: that gather's buffer is
-      // released after its last use so that this one can gather again
-      // (zero-partition's regather); starting before it would hold both.
-      Operation *limit = nullptr;
-      if (Operation *def = c.start->getOperand(0).getDefiningOp())
-        limit = inBlock(block, def);
-      for (Collective &other : collectives)
-        if (&other != &c && other.kind == Kind::AllGather &&
-            sameSource(other.start->getOperand(0), c.start->getOperand(0)) &&
-            other.wait->isBeforeInBlock(c.start) &&
-            (!limit || limit->isBeforeInBlock(other.wait)))
-          limit = other.wait;
+      Operation *limit = startLimit(c);
       double covered = 0;
       Operation *target = nullptr;
       for (Operation *cur = c.start->getPrevNode(); cur && cur != limit;
@@ -1063,17 +1070,8 @@ void Scheduler::prefetch() {
   Operation *minStart = nullptr;
   for (Collective *c : llvm::reverse(gathers)) {
     if (minStart && minStart->isBeforeInBlock(c->start)) {
-      bool ok = true;
-      if (Operation *def = c->start->getOperand(0).getDefiningOp())
-        if (Operation *a = inBlock(block, def))
-          ok = a->isBeforeInBlock(minStart);
-      for (Collective *other : gathers)
-        if (other != c &&
-            sameSource(other->start->getOperand(0), c->start->getOperand(0)) &&
-            other->wait->isBeforeInBlock(c->start) &&
-            !other->wait->isBeforeInBlock(minStart))
-          ok = false;
-      if (ok)
+      Operation *limit = startLimit(*c);
+      if (!limit || limit->isBeforeInBlock(minStart))
         c->start->moveBefore(minStart);
     }
     if (!minStart || c->start->isBeforeInBlock(minStart))
@@ -1511,15 +1509,25 @@ struct ZeroSchedulePass
           predictPeaks(*unscheduled, names);
       if (failed(peaks))
         return signalPassFailure();
+      // The functions over it, as they were before deferring (one
+      // bufferization for all).
+      llvm::StringMap<Peak> before;
+      SmallVector<StringRef> overNames;
+      for (auto &[name, peak] : *peaks)
+        if (peak.bytes > memoryBudget)
+          overNames.push_back(name);
+      if (undeferred && !overNames.empty()) {
+        FailureOr<llvm::StringMap<Peak>> p =
+            predictPeaks(*undeferred, overNames);
+        if (failed(p))
+          return signalPassFailure();
+        before = std::move(*p);
+      }
       bool over = false, restored = false;
       for (auto &[name, peak] : *peaks)
         if (peak.bytes > memoryBudget) {
           if (undeferred) {
-            FailureOr<llvm::StringMap<Peak>> before =
-                predictPeaks(*undeferred, {name});
-            if (failed(before))
-              return signalPassFailure();
-            const Peak &b = before->find(name)->second;
+            const Peak &b = before.find(name)->second;
             if (b.bytes <= memoryBudget) {
               auto func = module.lookupSymbol<func::FuncOp>(name);
               OpBuilder(func).clone(
