@@ -57,9 +57,15 @@ for python in [os.path.join(config.zero_obj_root, "bench-venv", "bin", "python")
             for m in ("safetensors", "numpy")):
         config.available_features.add("safetensors")
         config.substitutions.append(("%safetensors_python", python))
-        if subprocess.run([python, "-c", probe % "torch"],
-                          capture_output=True).returncode == 0:
+        # torch: PyTorch and torch-mlir (scripts/setup.sh --torch), for the
+        # front door (python/zero_mlir, run from this checkout).
+        if all(subprocess.run([python, "-c", probe % m],
+                              capture_output=True).returncode == 0
+               for m in ("torch", "torch_mlir")):
             config.available_features.add("torch")
+            config.substitutions.append(
+                ("%torch_python", "env PYTHONPATH=%s %s" % (
+                    os.path.join(config.zero_src_root, "python"), python)))
         break
 # A private tmpfs of a chosen size (a user and mount namespace, no root
 # needed where the kernel allows it) for tests of a full disk.

@@ -10,22 +10,36 @@
 #   scripts/setup.sh --bench    also what the benchmarks use beyond the
 #                               build: chromium (headless, to render trace
 #                               pages: bench/trace_page.py --png)
+#   scripts/setup.sh --torch    also PyTorch and torch-mlir from PyPI into
+#                               the virtual environment BUILD_DIR/bench-venv
+#                               (python/requirements-torch.txt) and the
+#                               front door python/zero_mlir into it: the
+#                               lit feature 'torch' and bench/'s peers
+#                               (CI passes it)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 
 bench=0
-if [ "${1:-}" = "--bench" ]; then
-  bench=1
+torch=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bench) bench=1 ;;
+    --torch) torch=1 ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 
 packages=(
   cmake ninja-build ccache g++ python3 git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
 )
+if ((torch)); then
+  packages+=(python3-venv)
+fi
 if ((bench)); then
   packages+=(chromium)
 fi
@@ -52,3 +66,20 @@ cmake -G Ninja -S . -B "$BUILD_DIR" \
   -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir "$@" >/dev/null
 echo "setup: configured $BUILD_DIR (build with: cmake --build $BUILD_DIR)"
+
+if ((torch)); then
+  venv="$BUILD_DIR/bench-venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  # pip prints only what it changes; a second run installs nothing.
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r python/requirements-torch.txt
+  # Built from a copy: setuptools writes build/ and *.egg-info beside it.
+  src=$(mktemp -d)
+  cp -r python/pyproject.toml python/zero_mlir "$src"/
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-build-isolation --no-deps "$src"
+  rm -rf "$src"
+  "$venv/bin/python" -c "import torch, torch_mlir, zero_mlir.torch" ||
+    { echo "setup: error: $venv cannot import torch, torch_mlir and zero_mlir" >&2; exit 1; }
+  echo "setup: $venv has torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)') and torch-mlir (lit feature 'torch')"
+fi

@@ -47,7 +47,8 @@ std::string tool = "zero-run";
 struct Options {
   unsigned steps = 100;
   uint64_t seed = 0;
-  std::string dataFile, initFile, dumpParams, dumpGrads, statsJson, trace;
+  std::string dataFile, initFile, dumpParams, dumpGrads, dumpBatches,
+      statsJson, trace;
   std::string saveDir, resume;
   unsigned saveEvery = 0, saveKeep = 2;
   bool fixedBatch = false;
@@ -94,6 +95,10 @@ constexpr const char *kUsage = R"(Training:
                          parameters are gathered)
   --dump-grads FILE      write the last step's gradients, before the optimizer
                          (unpartitioned steps only)
+  --dump-batches FILE    write every trained step's global batch (raw, step
+                         by step: each batch input in order, the ranks'
+                         micro-batches stacked in rank order), to train a
+                         reference (PyTorch, one process) on the same data
   --stats-json FILE      write losses, peak bytes by category, bytes sent,
                          step time, throughput and GEMM figures as JSON
   --trace FILE           write the last step's timeline as Chrome trace-event
@@ -172,6 +177,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"resume", String, &opts.resume},
       {"dump-params", String, &opts.dumpParams},
       {"dump-grads", String, &opts.dumpGrads},
+      {"dump-batches", String, &opts.dumpBatches},
       {"stats-json", String, &opts.statsJson},
       {"trace", String, &opts.trace},
       {"num-threads", Int, &opts.threads},
@@ -1229,6 +1235,36 @@ int train(const zrt_driver_program &program, Options &opts) {
     failAll(error);
   batches.fill(0, batchPtrs);
 
+  // --dump-batches: rank 0 draws every rank's micro-batch of each step to be
+  // trained (the draw depends only on the seed, the step and the rank) and
+  // stacks them in rank order: the global batch a one-process reference
+  // trains on. Plain host memory, outside the counted categories.
+  std::vector<char> batchDump;
+  if (!opts.dumpBatches.empty() && rank == 0) {
+    std::vector<BatchSource> sources(static_cast<size_t>(world));
+    for (int r = 0; r < world; ++r)
+      if (!sources[r].init(abi, kind, &data, opts.seed,
+                           static_cast<unsigned>(r),
+                           static_cast<unsigned>(world), error))
+        failAll(error);
+    std::vector<std::vector<char>> micro(b.batch.size());
+    std::vector<void *> microPtrs;
+    for (size_t i = 0; i < b.batch.size(); ++i) {
+      micro[i].resize(b.batch[i].bytes());
+      microPtrs.push_back(micro[i].data());
+    }
+    for (unsigned s = static_cast<unsigned>(startStep); s < opts.steps; ++s) {
+      std::vector<std::vector<char>> global(b.batch.size());
+      for (int r = 0; r < world; ++r) {
+        sources[r].fill(opts.fixedBatch ? 0 : s, microPtrs);
+        for (size_t i = 0; i < micro.size(); ++i)
+          global[i].insert(global[i].end(), micro[i].begin(), micro[i].end());
+      }
+      for (const std::vector<char> &g : global)
+        batchDump.insert(batchDump.end(), g.begin(), g.end());
+    }
+  }
+
   if (opts.checkGrads)
     return checkGradients(abi, *fb, b, opts);
 
@@ -1480,6 +1516,8 @@ int train(const zrt_driver_program &program, Options &opts) {
     }
     if (!opts.dumpParams.empty())
       writeOrFail(opts.dumpParams, paramChunks);
+    if (!opts.dumpBatches.empty())
+      writeOrFail(opts.dumpBatches, {{batchDump.data(), batchDump.size()}});
     if (!opts.dumpGrads.empty()) {
       std::vector<Chunk> chunks;
       for (const Tensor &g : b.grads)

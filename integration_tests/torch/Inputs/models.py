@@ -1,0 +1,154 @@
+"""Models for the PyTorch front door tests, written as people write them.
+
+make_gpt: nanoGPT's model (F.embedding through nn.Embedding, one fused
+c_attn split into q/k/v, F.scaled_dot_product_attention, LayerNorm, GELU
+tanh, a tied LM head, F.cross_entropy), with nanoGPT's initialization.
+make_mlp: an MLP regression model, mean squared error.
+make_unused: an MLP with a parameter the loss does not use (its gradient
+is zero).
+Each returns (model, loss_fn, example_batch), what python -m
+zero_mlir.torch FILE:FUNCTION expects.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.gelu = nn.GELU(approximate='tanh')
+        self.c_proj = nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        return self.c_proj(self.gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.mlp = MLP(n_embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab_size, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            h=nn.ModuleList([Block(n_embd, n_head) for _ in range(n_layer)]),
+            ln_f=nn.LayerNorm(n_embd),
+        ))
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying
+        self.apply(self._init_weights)
+        for pn, p in self.named_parameters():
+            if pn.endswith('c_proj.weight'):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * n_layer))
+
+    def _init_weights(self, module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x))
+
+
+def gpt_loss(model, batch):
+    logits = model(batch['tokens'])
+    return F.cross_entropy(logits.view(-1, logits.size(-1)),
+                           batch['targets'].view(-1), ignore_index=-1)
+
+
+def make_gpt(vocab=64, seq=16, layers=2, heads=2, d=32, batch=2):
+    torch.manual_seed(0)
+    model = GPT(vocab, seq, layers, heads, d)
+    tokens = torch.randint(0, vocab, (batch, seq))
+    return model, gpt_loss, {'tokens': tokens, 'targets': tokens}
+
+
+def make_gpt_d128():
+    return make_gpt(vocab=256, seq=64, layers=4, heads=4, d=128, batch=2)
+
+
+class Regressor(nn.Module):
+    def __init__(self, inputs, hidden, outputs, unused=False):
+        super().__init__()
+        self.fc1 = nn.Linear(inputs, hidden)
+        self.fc2 = nn.Linear(hidden, outputs)
+        if unused:
+            self.spare = nn.Parameter(torch.randn(hidden, outputs))
+
+    def forward(self, x):
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def mse_loss(model, batch):
+    return F.mse_loss(model(batch['input']), batch['target'])
+
+
+def make_mlp(unused=False):
+    torch.manual_seed(0)
+    model = Regressor(6, 16, 3, unused)
+    return model, mse_loss, {'input': torch.randn(4, 6),
+                             'target': torch.randn(4, 3)}
+
+
+def make_unused():
+    return make_mlp(unused=True)
+
+
+# Models the exporter refuses, each with one clear error.
+
+def make_dropout():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.1), nn.Linear(8, 3))
+    return model, mse_loss, {'input': torch.randn(4, 6),
+                             'target': torch.randn(4, 3)}
+
+
+def make_vector_loss():
+    model, _, batch = make_mlp()
+    return model, (lambda m, b: (m(b['input']) - b['target']) ** 2), batch
+
+
+def make_bf16():
+    model, loss, batch = make_mlp()
+    return model.to(torch.bfloat16), loss, batch

@@ -1,0 +1,439 @@
+"""Export a PyTorch model and its AdamW to a zero-mlir training step.
+
+    import zero_mlir.torch
+    zero_mlir.torch.export_training_step(
+        model, loss_fn, {"tokens": x, "targets": y}, "step.mlir",
+        lr=3e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1,
+        init_path="init.bin")
+
+writes a module of the training-step contract (docs/training-step-ir.md):
+
+- ``forward_backward``: ``loss_fn(model, batch)`` and the gradient of every
+  parameter, traced together (``make_fx`` of a joint function, the backward
+  written out by autograd) and lowered to linalg-on-tensors by torch-mlir's
+  FX importer. The ops torch-mlir would lower to its own ``tm_tensor``
+  dialect (the embedding backward's and cross-entropy's scatter-add, the
+  gather of cross-entropy's forward) are decomposed first into one-hot
+  products, which lower to upstream linalg; the model is not rewritten.
+- ``optimizer``: AdamW as tensor math (zero_mlir._adamw), its
+  hyper-parameters ``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``
+  and ``step`` real arguments that zero-run feeds (``--lr`` ...).
+- every ``zero.*`` attribute: parameters named as ``named_parameters()``
+  names them (tied parameters once), batch inputs as the keys of
+  ``example_batch``, ``zero.token_range`` on integer batch inputs.
+
+``init_path`` receives the model's current parameters in the layout
+``zero-run --init`` reads (raw little-endian values, parameter order).
+``load_parameters`` reads what ``zero-run --dump-params`` writes back into
+a model.
+
+Command line: ``python -m zero_mlir.torch FILE.py:FUNCTION -o step.mlir``,
+where FUNCTION() returns ``(model, loss_fn, example_batch)``; ``--help``.
+"""
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+__all__ = ['export_training_step', 'load_parameters', 'ExportError']
+
+
+class ExportError(Exception):
+    """A model or batch the exporter cannot turn into a training step."""
+
+
+# Ops of the dialects the contract allows (docs/training-step-ir.md).
+_ALLOWED_DIALECTS = {'func', 'arith', 'math', 'tensor', 'linalg', 'scf', 'cf',
+                     'affine', 'bufferization', 'builtin', 'ml_program'}
+
+_ZERO_RUN_FLAGS = {'lr': '--lr', 'beta1': '--beta1', 'beta2': '--beta2',
+                   'eps': '--eps', 'weight_decay': '--weight-decay'}
+
+
+def _decompositions():
+    """core ATen decompositions, plus one-hot forms of the ops torch-mlir
+    would lower to tm_tensor.scatter / gather (not upstream dialects)."""
+    import torch
+    from torch._decomp import core_aten_decompositions
+    aten = torch.ops.aten
+
+    def one_hot(idx, n, dtype):
+        return (idx.unsqueeze(-1) ==
+                torch.arange(n, dtype=idx.dtype, device=idx.device)).to(dtype)
+
+    def embedding_dense_backward(grad, indices, num_weights, padding_idx,
+                                 scale_grad_by_freq):
+        if scale_grad_by_freq:
+            raise ExportError('nn.Embedding(scale_grad_by_freq=True) is not '
+                              'supported by the exporter')
+        flat = indices.reshape(-1)
+        hot = one_hot(flat, num_weights, grad.dtype)
+        if padding_idx is not None and padding_idx >= 0:
+            hot = hot * (flat != padding_idx).to(grad.dtype).unsqueeze(1)
+        return hot.t() @ grad.reshape(-1, grad.shape[-1])
+
+    def nll_loss_forward(logp, target, weight, reduction, ignore_index):
+        if weight is not None or logp.dim() != 2:
+            raise ExportError('cross-entropy / nll_loss with class weights or '
+                              'more than one batch dimension is not supported '
+                              'by the exporter (flatten to [N, C])')
+        valid = (target != ignore_index).to(logp.dtype)
+        picked = (logp * one_hot(target, logp.shape[1], logp.dtype)).sum(1)
+        picked = picked * valid
+        total = valid.sum()
+        if reduction == 1:  # mean
+            return -picked.sum() / total, total
+        if reduction == 2:  # sum
+            return -picked.sum(), total
+        return -picked, total
+
+    def nll_loss_backward(grad_out, logp, target, weight, reduction,
+                          ignore_index, total_weight):
+        valid = (target != ignore_index).to(logp.dtype).unsqueeze(1)
+        g = -one_hot(target, logp.shape[1], logp.dtype) * valid
+        if reduction == 1:
+            return g * (grad_out / total_weight)
+        if reduction == 2:
+            return g * grad_out
+        return g * grad_out.unsqueeze(1)
+
+    def squeeze_dims(x, dims):
+        dims = {d % max(x.dim(), 1) for d in dims}
+        return x.reshape([s for i, s in enumerate(x.shape)
+                          if not (i in dims and s == 1)])
+
+    def gelu(x, approximate='none'):
+        # torch-mlir's lowering of the tanh form does not give PyTorch's
+        # values (f64 gradients 6e-5 apart); written out as PyTorch's
+        # kernel and its backward's decomposition compute it.
+        if approximate != 'tanh':
+            return NotImplemented
+        inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + torch.tanh(inner))
+
+    table = core_aten_decompositions()
+    table[aten.embedding_dense_backward.default] = embedding_dense_backward
+    table[aten.nll_loss_forward.default] = nll_loss_forward
+    table[aten.nll_loss_backward.default] = nll_loss_backward
+    table[aten.squeeze.dims] = squeeze_dims
+    table[aten.gelu.default] = gelu
+    return table
+
+
+def _element_type(dtype):
+    import torch
+    return {torch.float32: 'f32', torch.float64: 'f64'}.get(dtype)
+
+
+def _token_range(model, vocab_size):
+    import torch
+    if vocab_size is not None:
+        return int(vocab_size)
+    sizes = [m.num_embeddings for m in model.modules()
+             if isinstance(m, torch.nn.Embedding)]
+    if not sizes:
+        raise ExportError('integer batch inputs need a token range: pass '
+                          'vocab_size= (token ids lie in [0, vocab_size))')
+    return max(sizes)
+
+
+def _trace(model, loss_fn, names, batch_names, batch_dtypes, args):
+    import torch
+    from torch.nn.utils.stateless import _reparametrize_module
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    n = len(names)
+    unused = []
+
+    def joint(*flat):
+        params = [p.detach().requires_grad_(True) for p in flat[:n]]
+        batch = {k: (v.to(d) if v.dtype != d else v)
+                 for k, v, d in zip(batch_names, flat[n:], batch_dtypes)}
+
+        # The model itself, its parameters swapped for the traced ones (as
+        # torch.func.functional_call does, tied parameters once), so that
+        # loss_fn may call any of its methods.
+        with torch.enable_grad(), _reparametrize_module(
+                model, dict(zip(names, params)), tie_weights=True):
+            loss = loss_fn(model, batch)
+            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                raise ExportError('loss_fn(model, batch) must return the '
+                                  'scalar loss (a 0-d tensor), got ' +
+                                  (f'shape {tuple(loss.shape)}'
+                                   if isinstance(loss, torch.Tensor)
+                                   else type(loss).__name__))
+            grads = torch.autograd.grad(loss, params, allow_unused=True)
+        unused[:] = [i for i, g in enumerate(grads) if g is None]
+        grads = [g if g is not None else torch.zeros_like(p)
+                 for g, p in zip(grads, params)]
+        return (loss.detach(), *grads)
+
+    # The math path of scaled_dot_product_attention: matmuls and a softmax,
+    # which decompose to core ATen (the fused CPU kernels do not).
+    with sdpa_kernel(SDPBackend.MATH):
+        gm = make_fx(joint, decomposition_table=_decompositions(),
+                     tracing_mode='real')(*args)
+    random = sorted({str(node.target) for node in gm.graph.nodes
+                     if node.op == 'call_function' and
+                     re.search(r'rand|bernoulli|dropout', str(node.target))})
+    if random:
+        raise ExportError('the traced step draws random numbers (' +
+                          ', '.join(random) + '): dropout and other random '
+                          'ops are not supported; set their probability to 0')
+    return gm, unused
+
+
+def _lower(gm):
+    from torch_mlir import fx as torch_mlir_fx
+    from torch_mlir.compiler_utils import TorchMlirCompilerError
+    try:
+        return torch_mlir_fx.stateless_fx_import(
+            gm, output_type='linalg-on-tensors', model_name='forward_backward')
+    except TorchMlirCompilerError as e:
+        lines = [l for l in str(e).splitlines() if 'error' in l.lower()]
+        raise ExportError('torch-mlir could not lower the traced step to '
+                          'linalg-on-tensors: ' +
+                          (lines[0].strip() if lines else str(e).strip()))
+    return None
+
+
+def _annotate(module, names, batch_names, batch_ranges):
+    """zero.* attributes on forward_backward's arguments and results."""
+    from torch_mlir import ir
+    with module.context:
+        funcs = [op for op in module.body.operations
+                 if op.operation.name == 'func.func']
+        if len(funcs) != 1:
+            raise ExportError(f'torch-mlir emitted {len(funcs)} functions, '
+                              'expected one')
+        fb = funcs[0]
+
+        def s(text):
+            return ir.StringAttr.get(text)
+
+        arg_attrs = [ir.DictAttr.get({'zero.param': s(n)}) for n in names]
+        for name, vocab in zip(batch_names, batch_ranges):
+            attrs = {'zero.batch': s(name)}
+            if vocab is not None:
+                attrs['zero.token_range'] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), vocab)
+            arg_attrs.append(ir.DictAttr.get(attrs))
+        res_attrs = [ir.DictAttr.get({'zero.loss': ir.UnitAttr.get()})]
+        res_attrs += [ir.DictAttr.get({'zero.grad': s(n)}) for n in names]
+        fb.attributes['arg_attrs'] = ir.ArrayAttr.get(arg_attrs)
+        fb.attributes['res_attrs'] = ir.ArrayAttr.get(res_attrs)
+        fb.attributes['zero.role'] = s('forward_backward')
+    return module
+
+
+def _check_dialects(text):
+    ops = set(re.findall(r'^\s*(?:%[^=]+=\s*)?"?([a-z_][a-z0-9_]*)\.[a-z_.]+',
+                         text, re.M))
+    bad = sorted(ops - _ALLOWED_DIALECTS)
+    if bad:
+        found = sorted(set(re.findall(r'\b(?:%s)\.[a-z_.]+' % '|'.join(bad),
+                                      text)))
+        raise ExportError('the lowered step has ops outside the upstream '
+                          'dialects zero-opt lowers: ' + ', '.join(found))
+
+
+def _write_atomic(path, data):
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix='.' +
+                               os.path.basename(path) + '.')
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _param_bytes(tensors):
+    import numpy as np
+    return b''.join(np.ascontiguousarray(t.detach().cpu().numpy()).astype(
+        t.detach().cpu().numpy().dtype.newbyteorder('<')).tobytes()
+        for t in tensors)
+
+
+def export_training_step(model, loss_fn, example_batch, path, *, lr,
+                         betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01,
+                         init_path=None, vocab_size=None):
+    """Write the training step of `model` under `loss_fn` and AdamW to
+    `path` (MLIR text, the training-step contract); returns the zero-run
+    flags that set the given hyper-parameters.
+
+    loss_fn(model, batch) returns the scalar loss; it should be the mean over
+    the batch, so that averaging over ranks gives the global-batch mean.
+    example_batch: dict name -> tensor; the names become zero.batch names
+    (zero-run feeds 'tokens'/'targets' and 'input'/'target'), the shapes are
+    the per-rank micro-batch. Integer inputs are i32 in the step (token ids)
+    and cast back to their dtype inside it; their ids lie in
+    [0, vocab_size) (default: the largest nn.Embedding's num_embeddings).
+    lr, betas, eps, weight_decay: AdamW's settings (weight decay applies to
+    every parameter, as torch.optim.AdamW(model.parameters()) does); they
+    are arguments of the step, set per run with zero-run --lr etc.
+    init_path: receives the model's parameters in zero-run --init layout.
+    """
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise ExportError('model must be a torch.nn.Module')
+    if not isinstance(example_batch, dict) or not example_batch:
+        raise ExportError('example_batch must be a non-empty dict of named '
+                          'tensors')
+    named = list(model.named_parameters())
+    if not named:
+        raise ExportError('the model has no parameters')
+    names = [n for n, _ in named]
+    params = [p.detach() for _, p in named]
+    elts = {_element_type(p.dtype) for p in params}
+    if None in elts or len(elts) != 1:
+        raise ExportError('every parameter must be float32, or every one '
+                          'float64; found ' +
+                          ', '.join(sorted({str(p.dtype) for p in params})))
+    elt = elts.pop()
+    batch_names, batch_args, batch_dtypes, batch_ranges = [], [], [], []
+    for name, value in example_batch.items():
+        if not isinstance(name, str) or not re.fullmatch(r'[A-Za-z_][\w.]*',
+                                                         name):
+            raise ExportError(f'batch name {name!r} must be an identifier')
+        if not isinstance(value, torch.Tensor):
+            raise ExportError(f"example_batch['{name}'] must be a tensor")
+        batch_names.append(name)
+        batch_dtypes.append(value.dtype)
+        if value.dtype in (torch.int64, torch.int32, torch.int16, torch.uint8,
+                           torch.int8):
+            batch_args.append(value.to(torch.int32))
+            batch_ranges.append(_token_range(model, vocab_size))
+        elif value.dtype in (torch.float32, torch.float64):
+            batch_args.append(value)
+            batch_ranges.append(None)
+        else:
+            raise ExportError(f"example_batch['{name}'] has dtype "
+                              f'{value.dtype}; integers or float32/float64')
+    beta1, beta2 = betas
+
+    gm, unused = _trace(model, loss_fn, names, batch_names, batch_dtypes,
+                        params + batch_args)
+    module = _annotate(_lower(gm), names, batch_names, batch_ranges)
+
+    from . import _adamw
+    from torch_mlir import ir
+    shapes = [(n, list(p.shape)) for n, p in zip(names, params)]
+    with module.context:
+        opt = ir.Module.parse(_adamw.optimizer_function(shapes, elt,
+                                                        frozen=set(unused)))
+        for op in list(opt.body.operations):
+            module.body.append(op.detach_from_parent())
+    header = ('// Exported by zero_mlir.torch.export_training_step from ' +
+              type(model).__name__ + ' (' + str(len(names)) +
+              ' parameters).\n// AdamW settings as zero-run flags: ' +
+              ' '.join(f'{_ZERO_RUN_FLAGS[k]} {v:g}' for k, v in
+                       [('lr', lr), ('beta1', beta1), ('beta2', beta2),
+                        ('eps', eps), ('weight_decay', weight_decay)]) + '\n')
+    text = str(module)
+    _check_dialects(text)
+    _write_atomic(path, (header + text).encode())
+    if init_path is not None:
+        _write_atomic(init_path, _param_bytes(params))
+    return [f for k, v in [('lr', lr), ('beta1', beta1), ('beta2', beta2),
+                           ('eps', eps), ('weight_decay', weight_decay)]
+            for f in (_ZERO_RUN_FLAGS[k], f'{v:g}')]
+
+
+def load_parameters(model, path):
+    """Load what zero-run --dump-params (or the --init layout) holds into
+    model's parameters, in named_parameters() order."""
+    import numpy as np
+    import torch
+    data = open(path, 'rb').read()
+    expected = sum(p.numel() * p.element_size() for p in model.parameters())
+    if len(data) != expected:
+        raise ExportError(f'{path} holds {len(data)} bytes; the model\'s '
+                          f'parameters take {expected}')
+    offset = 0
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            n = p.numel() * p.element_size()
+            dtype = np.dtype(str(p.dtype).replace('torch.', '')).newbyteorder('<')
+            values = np.frombuffer(data, dtype=dtype, count=p.numel(),
+                                   offset=offset)
+            p.copy_(torch.from_numpy(values.copy()).reshape(p.shape))
+            offset += n
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog='python -m zero_mlir.torch',
+        description='Export a PyTorch model and its AdamW to a zero-mlir '
+        'training step (MLIR, docs/training-step-ir.md) that zero-run and '
+        'zero-compile train. FILE.py:FUNCTION names a function that returns '
+        '(model, loss_fn, example_batch): loss_fn(model, batch) the scalar '
+        'mean loss, example_batch a dict of named tensors (one rank\'s '
+        'micro-batch; "tokens"/"targets" or "input"/"target" are the names '
+        'zero-run feeds).',
+        epilog='example: python -m zero_mlir.torch model.py:make -o step.mlir '
+        '--init init.bin --lr 3e-4 && mpirun -np 2 zero-run step.mlir '
+        '--stage 2 --init init.bin --lr 3e-4')
+    ap.add_argument('entry', help='FILE.py:FUNCTION')
+    ap.add_argument('-o', '--output', required=True, help='the step (MLIR)')
+    ap.add_argument('--init', help='also write the model\'s parameters here '
+                    '(zero-run --init layout)')
+    for flag, default, what in [('--lr', 1e-3, 'learning rate'),
+                                ('--beta1', 0.9, 'first-moment decay'),
+                                ('--beta2', 0.999, 'second-moment decay'),
+                                ('--eps', 1e-8, 'denominator term'),
+                                ('--weight-decay', 0.01, 'decoupled weight '
+                                 'decay, on every parameter')]:
+        ap.add_argument(flag, type=float, default=default,
+                        help=f'AdamW {what} (default {default:g}); the step '
+                        'takes it as an argument: pass zero-run the same flag')
+    ap.add_argument('--vocab-size', type=int, help='token ids lie in [0, N) '
+                    '(default: the largest nn.Embedding)')
+    args = ap.parse_args(argv)
+    prog = ap.prog
+    file, sep, func = args.entry.rpartition(':')
+    if not sep or not file or not func:
+        print(f'{prog}: error: expected FILE.py:FUNCTION, got {args.entry!r}',
+              file=sys.stderr)
+        return 2
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('_zero_mlir_entry', file)
+    if spec is None or not os.path.exists(file):
+        print(f'{prog}: error: cannot read {file}', file=sys.stderr)
+        return 1
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    if not hasattr(mod, func):
+        print(f'{prog}: error: {file} has no function {func}', file=sys.stderr)
+        return 1
+    made = getattr(mod, func)()
+    if not (isinstance(made, tuple) and len(made) == 3):
+        print(f'{prog}: error: {func}() must return (model, loss_fn, '
+              'example_batch)', file=sys.stderr)
+        return 1
+    try:
+        flags = export_training_step(
+            *made, args.output, lr=args.lr, betas=(args.beta1, args.beta2),
+            eps=args.eps, weight_decay=args.weight_decay,
+            init_path=args.init, vocab_size=args.vocab_size)
+    except ExportError as e:
+        print(f'{prog}: error: {e}', file=sys.stderr)
+        return 1
+    print(f'wrote {args.output}' + (f' and {args.init}' if args.init else '') +
+          '; train with: zero-run ' + args.output +
+          (f' --init {args.init}' if args.init else '') + ' ' + ' '.join(flags))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
