@@ -12,12 +12,13 @@ size; then, for each module, on --ranks ranks at --stage:
   compile     wall time of a zero-run job that compiles and stops before
               training (--steps 0, an empty cache: rank 0 compiles, the
               others load its object), and the compile_time_s it reports
-  step        zero-run's median step time over --steps steps
+  step        zero-run's median step time over --steps steps, on one rank
+              and one thread (the compiled forward, backward and AdamW)
 
 and the ratios exported / zero-gen. Prints figures; asserts nothing.
 
   python3 bench/torch_export.py [--build build] [--ranks 4] [--stage 3]
-      [--steps 5] [--json FILE]
+      [--steps 20] [--json FILE]
 
 Needs the venv of scripts/setup.sh --torch (BUILD/bench-venv).
 """
@@ -60,7 +61,7 @@ def main():
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--ranks', type=int, default=4)
     ap.add_argument('--stage', type=int, default=3)
-    ap.add_argument('--steps', type=int, default=5)
+    ap.add_argument('--steps', type=int, default=20)
     ap.add_argument('--json')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
@@ -98,8 +99,11 @@ def main():
             run(base + ['--steps', '0', '--stats-json', stats], job_env)
             job_s = time.perf_counter() - t
             compile_s = json.load(open(stats))['compile_time_s']
-            run(base + ['--steps', str(args.steps), '--stats-json', stats],
-                job_env)
+            # Step time on one rank (4 ranks oversubscribe this machine's
+            # cores: their step times vary by tens of percent run to run).
+            run([os.path.join(bin_dir, 'zero-run'), module, '--progress',
+                 'none', '--num-threads', '1', '--steps', str(args.steps),
+                 '--stats-json', stats, *extra], job_env)
             step_s = json.load(open(stats))['step_time_s']
             rows.append(dict(module=name, export_s=made,
                              bytes=os.path.getsize(module),
