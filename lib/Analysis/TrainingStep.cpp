@@ -49,8 +49,9 @@ StringRef hyperAttrName() {
 bool isSupportedFloat(Type t) { return t.isF32() || t.isF64() || t.isBF16(); }
 
 /// The `zero.*` role attributes in `attrs` (an argument's or result's
-/// dictionary). `zero.init` and `zero.token_range` describe an argument that
-/// already has a role; they are no roles themselves.
+/// dictionary). `zero.init`, `zero.token_range` and `zero.hyper_default`
+/// describe an argument that already has a role; they are no roles
+/// themselves.
 SmallVector<NamedAttribute> zeroAttrs(DictionaryAttr attrs) {
   SmallVector<NamedAttribute> out;
   if (!attrs)
@@ -60,10 +61,24 @@ SmallVector<NamedAttribute> zeroAttrs(DictionaryAttr attrs) {
     if (name.starts_with("zero.") &&
         name != ZeroDialect::InitAttrHelper::getNameStr() &&
         name != ZeroDialect::TokenRangeAttrHelper::getNameStr() &&
+        name != ZeroDialect::HyperDefaultAttrHelper::getNameStr() &&
         name != ZeroDialect::ShardedAttrHelper::getNameStr())
       out.push_back(a);
   }
   return out;
+}
+
+/// A `zero.hyper_default` on argument `i` of `fn` whose role is not
+/// `zero.hyper` is an error at the argument.
+bool misplacedHyperDefault(func::FuncOp fn, unsigned i, StringRef role,
+                           StringRef what) {
+  if (role == hyperAttrName() ||
+      !fn.getArgAttr(i, ZeroDialect::HyperDefaultAttrHelper::getNameStr()))
+    return false;
+  emitError(fn.getArgument(i).getLoc())
+      << what << " has 'zero.hyper_default' but is no hyper-parameter; "
+      << "put the default on the optimizer's zero.hyper argument";
+  return true;
 }
 
 std::string listNames(ArrayRef<ParamInfo> params) {
@@ -468,6 +483,8 @@ LogicalResult ContractReader::readForwardBackward() {
       continue;
     }
     StringRef kind = role->getName().getValue();
+    if (misplacedHyperDefault(fn, i, kind, what))
+      ok = false;
     Type type = fn.getArgument(i).getType();
     if (kind == paramAttrName()) {
       StringRef name = cast<StringAttr>(role->getValue()).getValue();
@@ -623,6 +640,8 @@ LogicalResult ContractReader::readOptimizerArgs() {
       continue;
     }
     StringRef kind = role->getName().getValue();
+    if (misplacedHyperDefault(fn, i, kind, what))
+      ok = false;
     int group = kind == paramAttrName()   ? Params
                 : kind == gradAttrName()  ? Grads
                 : kind == stateAttrName() ? States

@@ -341,9 +341,20 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
     category = "activations";
     name = h;
     index = lookupOrAdd(hypers, hyperIndex, h, [&] {
-      return b.getDictionaryAttr(
-          {b.getNamedAttr("name", b.getStringAttr(h)),
-           b.getNamedAttr("dtype", b.getStringAttr(*dtype))});
+      SmallVector<NamedAttribute> fields = {
+          b.getNamedAttr("name", b.getStringAttr(h)),
+          b.getNamedAttr("dtype", b.getStringAttr(*dtype))};
+      // The default as f64, whatever the argument's type.
+      Attribute value = fn.getArgAttr(
+          i, ZeroDialect::HyperDefaultAttrHelper::getNameStr());
+      if (auto f = dyn_cast_or_null<FloatAttr>(value))
+        fields.push_back(b.getNamedAttr(
+            "default", b.getF64FloatAttr(f.getValue().convertToDouble())));
+      else if (auto n = dyn_cast_or_null<IntegerAttr>(value))
+        fields.push_back(b.getNamedAttr(
+            "default", b.getF64FloatAttr(static_cast<double>(
+                           n.getValue().getSExtValue()))));
+      return b.getDictionaryAttr(fields);
     });
   } else {
     return argError(fn, i) << "has no zero.* role";

@@ -30,12 +30,14 @@ def _state(name, kind):
     return _attrs('state', '{kind = "%s", param = "%s"}' % (kind, name))
 
 
-def optimizer_function(params, elt, name='optimizer', frozen=()):
+def optimizer_function(params, elt, name='optimizer', frozen=(), defaults=None):
     """The text of a ``func.func`` with ``zero.role = "optimizer"``.
 
     params: (name, shape) of every parameter, in forward_backward's order.
     elt: the element type of every parameter and of the hyper-parameters
     ('f32' or 'f64').
+    defaults: hyper-parameter name -> value, written as zero.hyper_default
+    (what zero-run passes unless the run sets the flag).
     frozen: indices of parameters the loss does not use. torch.optim skips a
     parameter whose .grad is None (no weight decay, no moment update), so
     these are returned unchanged, states included.
@@ -49,8 +51,14 @@ def optimizer_function(params, elt, name='optimizer', frozen=()):
     for i, (pname, shape) in enumerate(params):
         args.append(f'%exp_avg{i}: {_type(shape, elt)} ' + _state(pname, 'exp_avg'))
         args.append(f'%exp_avg_sq{i}: {_type(shape, elt)} ' + _state(pname, 'exp_avg_sq'))
+    defaults = defaults or {}
     for h in HYPERS:
-        args.append(f'%{h}: {elt} ' + _attrs('hyper', f'"{h}"'))
+        attrs = f'zero.hyper = "{h}"'
+        if h in defaults:
+            # %e always has the '.' and exponent MLIR's float literal needs;
+            # 17 digits round-trip a double.
+            attrs += ', zero.hyper_default = %.16e : f64' % defaults[h]
+        args.append(f'%{h}: {elt} {{{attrs}}}')
     for i, (pname, shape) in enumerate(params):
         results.append(f'{_type(shape, elt)} ' + _attrs('param', f'"{pname}"'))
     for i, (pname, shape) in enumerate(params):

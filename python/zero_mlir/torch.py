@@ -269,7 +269,8 @@ def export_training_step(model, loss_fn, example_batch, path, *, lr,
                          init_path=None, vocab_size=None):
     """Write the training step of `model` under `loss_fn` and AdamW to
     `path` (MLIR text, the training-step contract); returns the zero-run
-    flags that set the given hyper-parameters.
+    flags that set the given hyper-parameters (the step's defaults already,
+    as zero.hyper_default).
 
     loss_fn(model, batch) returns the scalar loss; it should be the mean over
     the batch, so that averaging over ranks gives the global-batch mean.
@@ -280,7 +281,8 @@ def export_training_step(model, loss_fn, example_batch, path, *, lr,
     [0, vocab_size) (default: the largest nn.Embedding's num_embeddings).
     lr, betas, eps, weight_decay: AdamW's settings (weight decay applies to
     every parameter, as torch.optim.AdamW(model.parameters()) does); they
-    are arguments of the step, set per run with zero-run --lr etc.
+    are arguments of the step with these values as their defaults
+    (zero.hyper_default), set per run with zero-run --lr etc.
     init_path: receives the model's parameters in zero-run --init layout.
     """
     import torch
@@ -330,13 +332,16 @@ def export_training_step(model, loss_fn, example_batch, path, *, lr,
     from torch_mlir import ir
     shapes = [(n, list(p.shape)) for n, p in zip(names, params)]
     with module.context:
-        opt = ir.Module.parse(_adamw.optimizer_function(shapes, elt,
-                                                        frozen=set(unused)))
+        defaults = dict(lr=lr, beta1=beta1, beta2=beta2, eps=eps,
+                        weight_decay=weight_decay)
+        opt = ir.Module.parse(_adamw.optimizer_function(
+            shapes, elt, frozen=set(unused), defaults=defaults))
         for op in list(opt.body.operations):
             module.body.append(op.detach_from_parent())
     header = ('// Exported by zero_mlir.torch.export_training_step from ' +
               type(model).__name__ + ' (' + str(len(names)) +
-              ' parameters).\n// AdamW settings as zero-run flags: ' +
+              ' parameters).\n// AdamW settings (zero.hyper_default; zero-run '
+              'flags override them): ' +
               ' '.join(f'{_ZERO_RUN_FLAGS[k]} {v:g}' for k, v in
                        [('lr', lr), ('beta1', beta1), ('beta2', beta2),
                         ('eps', eps), ('weight_decay', weight_decay)]) + '\n')
@@ -395,8 +400,8 @@ def main(argv=None):
                                 ('--weight-decay', 0.01, 'decoupled weight '
                                  'decay, on every parameter')]:
         ap.add_argument(flag, type=float, default=default,
-                        help=f'AdamW {what} (default {default:g}); the step '
-                        'takes it as an argument: pass zero-run the same flag')
+                        help=f'AdamW {what} (default {default:g}); the step\'s '
+                        'default for zero-run\'s flag of the same name')
     ap.add_argument('--vocab-size', type=int, help='token ids lie in [0, N) '
                     '(default: the largest nn.Embedding)')
     args = ap.parse_args(argv)
@@ -431,7 +436,8 @@ def main(argv=None):
         return 1
     print(f'wrote {args.output}' + (f' and {args.init}' if args.init else '') +
           '; train with: zero-run ' + args.output +
-          (f' --init {args.init}' if args.init else '') + ' ' + ' '.join(flags))
+          (f' --init {args.init}' if args.init else '') +
+          ' (AdamW defaults ' + ' '.join(flags) + ')')
     return 0
 
 

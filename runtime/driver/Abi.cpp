@@ -273,6 +273,11 @@ bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
     std::string where = "hyper-parameter #" + std::to_string(abi.hypers.size());
     if (!r.string(h, "name", hyper.name, where) || !r.dtype(h, hyper.dtype, where))
       return done(false);
+    if (h.get("default")) {
+      if (!r.number(h, "default", hyper.defaultValue, where))
+        return done(false);
+      hyper.hasDefault = true;
+    }
     abi.hypers.push_back(std::move(hyper));
   }
 

@@ -60,6 +60,8 @@ struct BatchInput {
 struct Hyper {
   std::string name;
   DType dtype;
+  bool hasDefault = false; ///< The module's zero.hyper_default.
+  double defaultValue = 0;
 };
 
 enum class Role { Param, Grad, State, Batch, Hyper, Loss };

@@ -27,6 +27,7 @@
 #include <csignal>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <sys/stat.h>
 #include <thread>
@@ -64,6 +65,7 @@ struct Options {
   double checkTol = 1e-6, checkFloor = 1e-6, checkStep = 1e-4;
   unsigned checkMax = 0;
   bool help = false;
+  std::set<std::string> given; ///< Options on the command line, by name.
 };
 
 constexpr const char *kUsage = R"(Training:
@@ -131,7 +133,9 @@ teacher. Under mpirun each rank takes its micro-batch (the step's batch
 size) of a global batch of N micro-batches; rank 0 prints and writes files.
 Files are written whole or not at all.
 
-Hyper-parameters (fed to the step's zero.hyper arguments by name):
+Hyper-parameters (fed to the step's zero.hyper arguments by name; a
+module's zero.hyper_default, as zero_mlir.torch writes the settings it was
+exported with, replaces the defaults below; a flag given here wins):
   --lr X                 learning rate (default 1e-3)
   --beta1 X              default 0.9
   --beta2 X              default 0.999
@@ -230,6 +234,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
         return false;
       }
       *static_cast<bool *>(spec->target) = true;
+      opts.given.insert(key);
       continue;
     }
     std::string value;
@@ -242,6 +247,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       }
       value = argv[++i];
     }
+    opts.given.insert(key);
     auto bad = [&](const char *what) {
       error = "option '--" + key + "' expects " + what + ", got '" + value +
               "'";
@@ -1011,11 +1017,19 @@ int train(const zrt_driver_program &program, Options &opts) {
     failAll(std::string("the loss is ") + dtypeName(abi.lossType) +
             "; expected f32, f64 or bf16");
 
-  // Hyper-parameters by name; `step` is filled in per step.
+  // Hyper-parameters by name; `step` is filled in per step. A flag given
+  // on the command line wins over the module's zero.hyper_default, which
+  // wins over the flag's own default; --hyper NAME=VALUE wins over all.
   std::map<std::string, double> known = {
       {"lr", opts.lr},       {"beta1", opts.beta1},
       {"beta2", opts.beta2}, {"eps", opts.eps},
       {"weight_decay", opts.weightDecay}, {"max_grad_norm", opts.maxGradNorm}};
+  for (const Hyper &hyper : abi.hypers) {
+    std::string flag = hyper.name;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    if (hyper.hasDefault && !opts.given.count(flag))
+      known[hyper.name] = hyper.defaultValue;
+  }
   for (const std::string &o : opts.hyperOverrides)
     known[o.substr(0, o.find('='))] = std::strtod(o.c_str() + o.find('=') + 1, nullptr);
   Buffers b;

@@ -16,7 +16,7 @@
 // CHECK-SAME: {category = "optimizer_states", dtype = "f32", index = 0 : i64, name = "m", role = "state", shape = array<i64: 5, 2>}
 // CHECK-SAME: {category = "activations", dtype = "f32", index = 0 : i64, name = "lr", role = "hyper", scalar = true}
 // CHECK-SAME: name = "opt", role = "optimizer"}]
-// CHECK-SAME: hypers = [{dtype = "f32", name = "lr"}]
+// CHECK-SAME: hypers = [{default = 3.000000e-04 : f64, dtype = "f32", name = "lr"}]
 // CHECK-SAME: loss = {dtype = "f32"}
 // CHECK-SAME: params = [{dtype = "f32", init = {kind = "normal", std = 2.000000e-02 : f64}, name = "w", numel = 10 : i64, padded = 10 : i64, shape = array<i64: 5, 2>, shard = 10 : i64}]
 // CHECK-SAME: partitioned = false
@@ -34,7 +34,7 @@ module {
   func.func @opt(%w: memref<5x2xf32> {zero.param = "w"},
                  %g: memref<5x2xf32> {zero.grad = "w"},
                  %m: memref<5x2xf32> {zero.state = {param = "w", kind = "m"}},
-                 %lr: f32 {zero.hyper = "lr"})
+                 %lr: f32 {zero.hyper = "lr", zero.hyper_default = 3.0e-4 : f64})
       attributes {zero.role = "optimizer"} {
     return
   }

@@ -142,3 +142,19 @@ func.func @f(%t: tensor<2x4xi32> {zero.batch = "tokens", zero.token_range = 0 : 
 func.func @f() attributes {zero.step_abi = {abi_version = 1 : i64}} {
   return
 }
+
+// -----
+
+// zero.hyper_default is a hyper-parameter's default: a number.
+// expected-error@+1 {{argument #0: 'zero.hyper_default' must be a number (e.g. 3.0e-04 : f64), the hyper-parameter's default}}
+func.func @f(%lr: f32 {zero.hyper = "lr", zero.hyper_default = "fast"}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{result #0: 'zero.hyper_default' belongs on a hyper-parameter argument}}
+func.func @f() -> (f32 {zero.hyper_default = 1.0 : f64}) {
+  %c = arith.constant 1.0 : f32
+  return %c : f32
+}

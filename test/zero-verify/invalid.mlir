@@ -555,3 +555,20 @@ func.func @opt(%w: tensor<4xf32> {zero.param = "w"}, %g: tensor<4xf32> {zero.gra
     attributes {zero.role = "optimizer"} {
   return %w : tensor<4xf32>
 }
+
+// -----
+
+// A hyper-parameter's default on an argument that is no hyper-parameter.
+func.func @fb(%w: tensor<4xf32> {zero.param = "w"}) -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.grad = "w"})
+    attributes {zero.role = "forward_backward"} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
+}
+func.func @opt(%w: tensor<4xf32> {zero.param = "w"},
+               // expected-error@+1 {{optimizer argument #1 has 'zero.hyper_default' but is no hyper-parameter; put the default on the optimizer's zero.hyper argument}}
+               %g: tensor<4xf32> {zero.grad = "w", zero.hyper_default = 0.1 : f64},
+               %lr: f32 {zero.hyper = "lr", zero.hyper_default = 3.0e-4 : f64})
+    -> (tensor<4xf32> {zero.param = "w"})
+    attributes {zero.role = "optimizer"} {
+  return %w : tensor<4xf32>
+}

@@ -56,7 +56,9 @@ def main():
     init_path = os.path.join(args.out, 'init.bin')
     betas = tuple(float(b) for b in args.betas.split(','))
     model, loss_fn, example = factory()
-    flags = zt.export_training_step(
+    # zero-run takes AdamW's settings from the step (zero.hyper_default):
+    # no flags.
+    zt.export_training_step(
         model, loss_fn, example, step_path, lr=args.lr, betas=betas,
         eps=args.eps, weight_decay=args.weight_decay, init_path=init_path)
     def flat(named):
@@ -73,7 +75,7 @@ def main():
             cmd = [args.zero_run, step_path, '--init', init_path,
                    '--steps', str(args.steps), '--stage', str(stage),
                    '--progress', 'none', '--stats-json', stats,
-                   '--dump-params', final, '--dump-batches', batches, *flags]
+                   '--dump-params', final, '--dump-batches', batches]
             if world > 1:
                 cmd = shlex.split(args.mpirun) + ['-np', str(world)] + cmd
             p = subprocess.run(cmd, capture_output=True, text=True)

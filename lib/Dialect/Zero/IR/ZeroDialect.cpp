@@ -382,6 +382,15 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                             "(the number of token ids, e.g. 50257 : i64)";
     return success();
   }
+  if (name == ZeroDialect::HyperDefaultAttrHelper::getNameStr()) {
+    if (site != Site::Argument)
+      return emitError() << "'zero.hyper_default' belongs on a "
+                            "hyper-parameter argument";
+    if (!isa<FloatAttr, IntegerAttr>(attr.getValue()))
+      return emitError() << "'zero.hyper_default' must be a number (e.g. "
+                            "3.0e-04 : f64), the hyper-parameter's default";
+    return success();
+  }
   if (name == ZeroDialect::ParallelIterationsAttrHelper::getNameStr()) {
     auto count = dyn_cast<IntegerAttr>(attr.getValue());
     if (site != Site::Operation || !count ||
@@ -404,7 +413,8 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                           "zero.grad, zero.batch, zero.loss, zero.state, "
                           "zero.hyper, zero.stage, zero.world_size, "
                           "zero.manifest, zero.category, zero.init, "
-                          "zero.token_range, zero.step_abi, zero.sharded, "
+                          "zero.token_range, zero.hyper_default, "
+                          "zero.step_abi, zero.sharded, "
                           "zero.parallel_iterations";
   if (site == Site::Operation)
     return emitError() << "'" << name

@@ -35,6 +35,7 @@ def Zero_Dialect : Dialect {
     | `zero.manifest` | `train_step` | one dictionary per parameter: `name`, `shape`, `numel`, `padded` (numel rounded up to a multiple of the world size) and `shard` (padded / world size); rank r owns elements [r*shard, (r+1)*shard) of the flattened, zero-padded parameter, its gradient and its states |
     | `zero.category` | an operation that allocates (`shard` collectives, `memref.alloc`) | `"params"`, `"grads"`, `"optimizer_states"` or `"activations"`: the memory category the runtime counts its buffer to (docs/zero-form.md) |
     | `zero.init` | parameter argument | how a driver initializes the parameter: `{kind = "normal", std = 0.02 : f64}` (optional `mean`), `{kind = "uniform", low = -0.1 : f64, high = 0.1 : f64}` or `{kind = "constant", value = 1.0 : f64}`; without it the documented default of docs/runtime-abi.md applies |
+    | `zero.hyper_default` | `optimizer` argument with `zero.hyper` | a float or integer: the value drivers pass when the run sets none (zero-run's `--lr` ... and `--hyper` override it) |
     | `zero.token_range` | integer batch argument | the number of token ids the input takes (ids lie in [0, n)); a driver checks its data against it |
     | `zero.sharded` | `train_step` argument or result | unit: the value holds this rank's shard of a parameter or state (set by zero-partition, the one place that decides what a stage shards) |
     | `zero.parallel_iterations` | `func.func` (or `llvm.func`) | the trip count N of the outer loop dimension a function that is one parallel loop nest runs a range of; it takes that range as its first two (`index`) arguments (zero-parallel-loop-functions; consumed by zero-parallel-calls-to-runtime) |
@@ -57,6 +58,7 @@ def Zero_Dialect : Dialect {
     "::mlir::StringAttr":$category,
     "::mlir::DictionaryAttr":$init,
     "::mlir::IntegerAttr":$token_range,
+    "::mlir::Attribute":$hyper_default,
     "::mlir::DictionaryAttr":$step_abi,
     "::mlir::UnitAttr":$sharded,
     "::mlir::IntegerAttr":$parallel_iterations
