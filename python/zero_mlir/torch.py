@@ -230,6 +230,9 @@ def _annotate(module, names, batch_names, batch_ranges):
 
 
 def _check_dialects(text):
+    # Ops only: not the resource blobs (dense_resource constants, such as a
+    # registered buffer) after '{-#'.
+    text = text.split('{-#')[0]
     ops = set(re.findall(r'^\s*(?:%[^=]+=\s*)?"?([a-z_][a-z0-9_]*)\.[a-z_.]+',
                          text, re.M))
     bad = sorted(ops - _ALLOWED_DIALECTS)

@@ -3,6 +3,8 @@
 make_gpt: nanoGPT's model (F.embedding through nn.Embedding, one fused
 c_attn split into q/k/v, F.scaled_dot_product_attention, LayerNorm, GELU
 tanh, a tied LM head, F.cross_entropy), with nanoGPT's initialization.
+make_gpt_explicit_attention: the same with nanoGPT's other attention path
+(a registered causal-mask buffer, masked_fill, F.softmax).
 make_mlp: an MLP regression model, mean squared error.
 make_unused: an MLP with a parameter the loss does not use (its gradient
 is zero).
@@ -17,11 +19,17 @@ import torch.nn.functional as F
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, n_embd, n_head):
+    def __init__(self, n_embd, n_head, block_size, flash=True):
         super().__init__()
         self.n_head = n_head
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)
         self.c_proj = nn.Linear(n_embd, n_embd)
+        self.flash = flash
+        if not flash:
+            # nanoGPT's path without scaled_dot_product_attention: a causal
+            # mask held as a buffer, masked_fill and an explicit softmax.
+            self.register_buffer('bias', torch.tril(torch.ones(
+                block_size, block_size)).view(1, 1, block_size, block_size))
 
     def forward(self, x):
         B, T, C = x.size()
@@ -29,7 +37,12 @@ class CausalSelfAttention(nn.Module):
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if self.flash:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float('-inf'))
+            y = F.softmax(att, dim=-1) @ v
         y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
 
@@ -46,10 +59,10 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd, n_head):
+    def __init__(self, n_embd, n_head, block_size, flash):
         super().__init__()
         self.ln_1 = nn.LayerNorm(n_embd)
-        self.attn = CausalSelfAttention(n_embd, n_head)
+        self.attn = CausalSelfAttention(n_embd, n_head, block_size, flash)
         self.ln_2 = nn.LayerNorm(n_embd)
         self.mlp = MLP(n_embd)
 
@@ -59,12 +72,14 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd):
+    def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd,
+                 flash=True):
         super().__init__()
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(vocab_size, n_embd),
             wpe=nn.Embedding(block_size, n_embd),
-            h=nn.ModuleList([Block(n_embd, n_head) for _ in range(n_layer)]),
+            h=nn.ModuleList([Block(n_embd, n_head, block_size, flash)
+                             for _ in range(n_layer)]),
             ln_f=nn.LayerNorm(n_embd),
         ))
         self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
@@ -97,11 +112,15 @@ def gpt_loss(model, batch):
                            batch['targets'].view(-1), ignore_index=-1)
 
 
-def make_gpt(vocab=64, seq=16, layers=2, heads=2, d=32, batch=2):
+def make_gpt(vocab=64, seq=16, layers=2, heads=2, d=32, batch=2, flash=True):
     torch.manual_seed(0)
-    model = GPT(vocab, seq, layers, heads, d)
+    model = GPT(vocab, seq, layers, heads, d, flash)
     tokens = torch.randint(0, vocab, (batch, seq))
     return model, gpt_loss, {'tokens': tokens, 'targets': tokens}
+
+
+def make_gpt_explicit_attention():
+    return make_gpt(flash=False)
 
 
 def make_gpt_d128():
