@@ -197,7 +197,6 @@ def _lower(gm):
         raise ExportError('torch-mlir could not lower the traced step to '
                           'linalg-on-tensors: ' +
                           (lines[0].strip() if lines else str(e).strip()))
-    return None
 
 
 def _annotate(module, names, batch_names, batch_ranges):

@@ -15,7 +15,6 @@ import argparse
 import importlib.util
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
