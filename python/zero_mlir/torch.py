@@ -173,9 +173,21 @@ def _trace(model, loss_fn, names, batch_names, batch_dtypes, args):
 
     # The math path of scaled_dot_product_attention: matmuls and a softmax,
     # which decompose to core ATen (the fused CPU kernels do not).
+    buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
     with sdpa_kernel(SDPBackend.MATH):
         gm = make_fx(joint, decomposition_table=_decompositions(),
                      tracing_mode='real')(*args)
+    # The trace ran for real: a buffer it changed is state the step would
+    # have to carry from step to step, which the contract has no place for.
+    for name, b in model.named_buffers():
+        if name in buffers and not torch.equal(buffers[name], b.detach()):
+            b.data.copy_(buffers[name])
+            raise ExportError(f"the step updates buffer '{name}' (BatchNorm's "
+                              'running statistics, say): state carried '
+                              'between steps other than parameters and '
+                              'optimizer states is not supported; use the '
+                              'module in eval mode or a normalization '
+                              'without running statistics')
     random = sorted({str(node.target) for node in gm.graph.nodes
                      if node.op == 'call_function' and
                      re.search(r'rand|bernoulli|dropout', str(node.target))})

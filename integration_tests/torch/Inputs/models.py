@@ -168,6 +168,13 @@ def make_vector_loss():
     return model, (lambda m, b: (m(b['input']) - b['target']) ** 2), batch
 
 
+def make_batchnorm():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
+    return model, mse_loss, {'input': torch.randn(4, 6),
+                             'target': torch.randn(4, 3)}
+
+
 def make_bf16():
     model, loss, batch = make_mlp()
     return model.to(torch.bfloat16), loss, batch
