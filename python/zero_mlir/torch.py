@@ -240,18 +240,21 @@ def _annotate(module, names, batch_names, batch_ranges):
     return module
 
 
-def _check_dialects(text):
-    # Ops only: not the resource blobs (dense_resource constants, such as a
-    # registered buffer) after '{-#'.
-    text = text.split('{-#')[0]
-    ops = set(re.findall(r'^\s*(?:%[^=]+=\s*)?"?([a-z_][a-z0-9_]*)\.[a-z_.]+',
-                         text, re.M))
-    bad = sorted(ops - _ALLOWED_DIALECTS)
+def _check_dialects(module):
+    """Every op of the lowered step is of a dialect the contract allows (what
+    zero-verify checks too, but here before anything is written)."""
+    from torch_mlir import ir
+    bad = set()
+
+    def visit(op):
+        if op.name.split('.', 1)[0] not in _ALLOWED_DIALECTS:
+            bad.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
     if bad:
-        found = sorted(set(re.findall(r'\b(?:%s)\.[a-z_.]+' % '|'.join(bad),
-                                      text)))
         raise ExportError('the lowered step has ops outside the upstream '
-                          'dialects zero-opt lowers: ' + ', '.join(found))
+                          'dialects zero-opt lowers: ' + ', '.join(sorted(bad)))
 
 
 def _write_atomic(path, data):
@@ -359,9 +362,8 @@ def export_training_step(model, loss_fn, example_batch, path, *, lr,
               ' '.join(f'{_ZERO_RUN_FLAGS[k]} {v:g}' for k, v in
                        [('lr', lr), ('beta1', beta1), ('beta2', beta2),
                         ('eps', eps), ('weight_decay', weight_decay)]) + '\n')
-    text = str(module)
-    _check_dialects(text)
-    _write_atomic(path, (header + text).encode())
+    _check_dialects(module)
+    _write_atomic(path, (header + str(module)).encode())
     if init_path is not None:
         _write_atomic(init_path, _param_bytes(params))
     return [f for k, v in [('lr', lr), ('beta1', beta1), ('beta2', beta2),

@@ -143,11 +143,15 @@ def mse_loss(model, batch):
     return F.mse_loss(model(batch['input']), batch['target'])
 
 
-def make_mlp(unused=False):
-    torch.manual_seed(0)
-    model = Regressor(6, 16, 3, unused)
+def _regression(model):
+    """model with the MLP's loss and batch shapes (6 inputs, 3 outputs)."""
     return model, mse_loss, {'input': torch.randn(4, 6),
                              'target': torch.randn(4, 3)}
+
+
+def make_mlp(unused=False):
+    torch.manual_seed(0)
+    return _regression(Regressor(6, 16, 3, unused))
 
 
 def make_unused():
@@ -158,21 +162,36 @@ def make_unused():
 
 def make_dropout():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.1), nn.Linear(8, 3))
-    return model, mse_loss, {'input': torch.randn(4, 6),
-                             'target': torch.randn(4, 3)}
+    return _regression(nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.1),
+                                     nn.Linear(8, 3)))
+
+
+def make_batchnorm():
+    torch.manual_seed(0)
+    return _regression(nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8),
+                                     nn.Linear(8, 3)))
+
+
+class ScatterAdd(nn.Module):
+    """A forward pass that scatter-adds (torch-mlir: tm_tensor.scatter)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        index = torch.tensor([[0, 1, 0], [2, 2, 1], [1, 0, 0], [0, 0, 2]])
+        return torch.zeros(4, 3).scatter_add(1, index, self.fc(x))
+
+
+def make_scatter_add():
+    torch.manual_seed(0)
+    return _regression(ScatterAdd())
 
 
 def make_vector_loss():
     model, _, batch = make_mlp()
     return model, (lambda m, b: (m(b['input']) - b['target']) ** 2), batch
-
-
-def make_batchnorm():
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.Linear(8, 3))
-    return model, mse_loss, {'input': torch.randn(4, 6),
-                             'target': torch.randn(4, 3)}
 
 
 def make_bf16():
