@@ -15,6 +15,10 @@ size; then, for each module, on --ranks ranks at --stage:
   step        zero-run's median step time over --steps steps, on one rank
               and one thread (the compiled forward, backward and AdamW)
 
+and, as the peer, PyTorch eager's median step time for the same nanoGPT
+(forward, backward, torch.optim.AdamW; one thread, the example batch), with
+the ratios exported / zero-gen and exported / PyTorch eager.
+
 and the ratios exported / zero-gen. Prints figures; asserts nothing.
 
   python3 bench/torch_export.py [--build build] [--ranks 4] [--stage 3]
@@ -45,6 +49,23 @@ def run(cmd, env=None):
         sys.exit(f'torch_export.py: {" ".join(cmd)} failed:\n'
                  f'{p.stdout[-2000:]}{p.stderr[-2000:]}')
     return p.stdout
+
+
+# PyTorch eager's step of the same model (runs in the venv's interpreter).
+EAGER = '''
+import importlib.util, statistics, sys, time, torch
+spec = importlib.util.spec_from_file_location('models', sys.argv[1])
+models = importlib.util.module_from_spec(spec); spec.loader.exec_module(models)
+torch.set_num_threads(1)
+model, loss_fn, batch = models.make_gpt_d128()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+times = []
+for i in range(int(sys.argv[2]) + 3):
+    t = time.perf_counter()
+    opt.zero_grad(); loss_fn(model, batch).backward(); opt.step()
+    times.append(time.perf_counter() - t)
+print(statistics.median(times[3:]))
+'''
 
 
 def forward_backward_ops(path):
@@ -109,6 +130,7 @@ def main():
                              forward_backward_ops=forward_backward_ops(module),
                              compile_job_s=job_s, compile_time_s=compile_s,
                              step_time_s=step_s))
+    eager_s = float(run([python, '-c', EAGER, MODELS, str(args.steps)]))
     print(f'GPT d_model 128, 4 layers, seq 64, micro-batch 2, vocab 256; '
           f'{args.ranks} ranks x 1 thread, stage {args.stage}')
     print(f'{"module":24} {"export s":>9} {"MLIR KB":>8} {"fb ops":>7} '
@@ -121,9 +143,13 @@ def main():
     print(f'exported / zero-gen: compile job {a["compile_job_s"] / b["compile_job_s"]:.2f}x, '
           f'compile {a["compile_time_s"] / b["compile_time_s"]:.2f}x, '
           f'step {a["step_time_s"] / b["step_time_s"]:.2f}x')
+    print(f'PyTorch eager step (1 thread): {eager_s * 1e3:.2f} ms; exported / '
+          f'eager {a["step_time_s"] / eager_s:.2f}x, zero-gen / eager '
+          f'{b["step_time_s"] / eager_s:.2f}x')
     if args.json:
         with open(args.json, 'w') as f:
-            json.dump(rows, f, indent=2)
+            json.dump(dict(modules=rows, pytorch_eager_step_s=eager_s), f,
+                      indent=2)
 
 
 if __name__ == '__main__':
