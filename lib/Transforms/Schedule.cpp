@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROSCHEDULEPASS
@@ -124,6 +125,36 @@ struct Event {
 /// The ancestor of `op` in `block`, or null.
 Operation *inBlock(Block &block, Operation *op) {
   return block.findAncestorOpInBlock(*op);
+}
+
+/// Calls `fn` on every value `op` reads: its operands, and the values its
+/// regions use from above.
+void forEachUsedValue(Operation *op, function_ref<void(Value)> fn) {
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (inner == op || !op->isAncestor(v.getParentRegion()->getParentOp()))
+        fn(v);
+  });
+}
+
+/// Whether `op` reads a value of `values`.
+bool usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
+  bool uses = false;
+  forEachUsedValue(op, [&](Value v) { uses |= values.contains(v); });
+  return uses;
+}
+
+/// A cheap op that may move up to where its operands exist: a view of a
+/// tensor, or one that computes only scalars and indices (an optimizer's
+/// bias corrections, a shard's offset).
+bool isCheapToHoist(Operation *op) {
+  if (!isPure(op) || op->getNumRegions() || op->getNumResults() == 0)
+    return false;
+  if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+          tensor::CollapseShapeOp>(op))
+    return true;
+  return llvm::all_of(op->getResultTypes(),
+                      [](Type t) { return t.isIntOrIndexOrFloat(); });
 }
 
 /// A scalar (rank-0 f32 or f64 tensor) sum all-reduce that may join a
@@ -572,14 +603,28 @@ bool isRankTimes(Value offset, FlatSymbolRefAttr grid, int64_t shard) {
 /// again right before its first use, where the prefetch can hide it behind
 /// the forward pass. The gather is exact, so every step computes what it
 /// did. This rank's slice of the gathered parameter (the optimizer's
-/// input) reads the shard itself. Returns how many parameters moved.
-unsigned deferParamGathers(func::FuncOp fn) {
+/// input) reads the shard itself. Defers the first `count` parameters of
+/// deferrableParams(fn); returns how many moved.
+/// A parameter deferParamGathers can defer: the result that returns it,
+/// the argument that takes it, and its gather chain.
+struct Deferrable {
+  unsigned result;
+  BlockArgument arg;
+  shard::AllGatherOp gather;
+  SmallVector<Operation *> chain;
+  bufferization::MaterializeInDestinationOp m;
+};
+
+/// The parameters of `fn` that deferParamGathers can defer, in the order
+/// of the step's first use of each (unused ones last).
+SmallVector<Deferrable> deferrableParams(func::FuncOp fn) {
+  SmallVector<Deferrable> found;
   if (fn.isExternal() || !fn.getBody().hasOneBlock())
-    return 0;
+    return found;
   Block &block = fn.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
   if (!ret)
-    return 0;
+    return found;
   StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
   StringRef shardedName = ZeroDialect::ShardedAttrHelper::getNameStr();
   llvm::StringMap<unsigned> argOf;
@@ -587,24 +632,54 @@ unsigned deferParamGathers(func::FuncOp fn) {
     if (auto name = fn.getArgAttrOfType<StringAttr>(i, paramName))
       if (!fn.getArgAttr(i, shardedName))
         argOf.try_emplace(name.getValue(), i);
-  MLIRContext *ctx = fn.getContext();
-  unsigned moved = 0;
   for (unsigned r = 0; r < fn.getNumResults(); ++r) {
     auto name = fn.getResultAttrOfType<StringAttr>(r, paramName);
     if (!name || fn.getResultAttr(r, shardedName) || !argOf.count(name))
       continue;
-    BlockArgument arg = fn.getArgument(argOf[name.getValue()]);
-    SmallVector<Operation *> chain;
-    bufferization::MaterializeInDestinationOp m;
-    shard::AllGatherOp gather =
-        gatherChain(ret.getOperand(r), arg, chain, m);
-    if (!gather)
+    Deferrable d{r, fn.getArgument(argOf[name.getValue()]), {}, {}, {}};
+    d.gather = gatherChain(ret.getOperand(r), d.arg, d.chain, d.m);
+    if (!d.gather)
       continue;
-    Value end = chain.empty() ? Value(gather.getResult())
-                              : chain.back()->getResult(0);
+    Value end = d.chain.empty() ? Value(d.gather.getResult())
+                                : d.chain.back()->getResult(0);
+    if (end.getType() != d.arg.getType())
+      continue;
+    found.push_back(std::move(d));
+  }
+  auto firstUse = [&](BlockArgument arg) -> Operation * {
+    Operation *first = nullptr;
+    for (OpOperand &use : arg.getUses())
+      if (Operation *a = inBlock(block, use.getOwner()))
+        if (!first || a->isBeforeInBlock(first))
+          first = a;
+    return first;
+  };
+  llvm::stable_sort(found, [&](const Deferrable &a, const Deferrable &b) {
+    Operation *x = firstUse(a.arg), *y = firstUse(b.arg);
+    return x && (!y || x->isBeforeInBlock(y));
+  });
+  return found;
+}
+
+unsigned deferParamGathers(func::FuncOp fn, ArrayRef<bool> which) {
+  SmallVector<Deferrable> all = deferrableParams(fn), params;
+  for (auto [i, d] : llvm::enumerate(all))
+    if (i < which.size() && which[i])
+      params.push_back(std::move(d));
+  if (params.empty())
+    return 0;
+  Block &block = fn.getBody().front();
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  StringRef shardedName = ZeroDialect::ShardedAttrHelper::getNameStr();
+  MLIRContext *ctx = fn.getContext();
+  unsigned moved = 0;
+  for (Deferrable &d : params) {
+    unsigned r = d.result;
+    BlockArgument arg = d.arg;
+    shard::AllGatherOp gather = d.gather;
+    ArrayRef<Operation *> chain = d.chain;
+    bufferization::MaterializeInDestinationOp m = d.m;
     Value shardValue = gather.getInput();
-    if (end.getType() != arg.getType())
-      continue;
     // The gather and its chain again, detached, from the argument.
     IRMapping map;
     map.map(shardValue, arg);
@@ -729,6 +804,12 @@ public:
   void prefetch();
   /// The op a gather's start must stay below (null: none in the block).
   Operation *startLimit(Collective &c);
+  /// Optimizer in the backward pass: a reduction whose result an update
+  /// gathers again (stages 1-2: the updated parameter) waits right after
+  /// its start, and the update and the gather's start follow it as early
+  /// as their other inputs allow; placeReductionWaits then moves the wait,
+  /// the update and the start down together. Returns how many reductions.
+  unsigned hoistUpdates();
   /// Reductions wait where they are predicted done, and before the start
   /// of the reduction `depth` after them.
   void placeReductionWaits(unsigned depth);
@@ -752,6 +833,24 @@ public:
   double blockingTime();
 
 private:
+  /// An op that moves down with a reduction's wait when it depends on it:
+  /// a pure op, or the start of a gather.
+  bool isDraggable(Operation *op) {
+    if (Collective *c = byStart.lookup(op))
+      return c->kind == Kind::AllGather;
+    return isPure(op) && !op->hasTrait<OpTrait::IsTerminator>() &&
+           !byWait.count(op);
+  }
+  /// The first op after `c`'s wait that depends on its result and cannot
+  /// move down with it (the terminator at the latest).
+  Operation *dragLimit(Collective &c);
+  /// Moves `c`'s wait right before `target` (at most dragLimit(c)), and
+  /// the ops in between that depend on it with it, in their order.
+  void moveWaitBefore(Collective &c, Operation *target);
+  /// Moves `op` up to right after the last of `floor` and the ops that
+  /// define what it reads, first moving up those that are cheap to hoist.
+  void placeEarly(Operation *op, Operation *floor);
+
   double cost(Operation *op) {
     auto [it, inserted] = costs.try_emplace(op, 0.0);
     if (inserted)
@@ -875,17 +974,8 @@ void Scheduler::sinkReductionConsumers() {
     values.insert(c.wait.getResult());
     SmallVector<Operation *> slice;
     Operation *barrier = nullptr;
-    auto usesSlice = [&](Operation *op) {
-      bool uses = false;
-      op->walk([&](Operation *inner) {
-        for (Value v : inner->getOperands())
-          if (values.contains(v))
-            uses = true;
-      });
-      return uses;
-    };
     for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
-      if (!usesSlice(op))
+      if (!usesAny(op, values))
         continue;
       if (op->hasTrait<OpTrait::IsTerminator>() || !isPure(op) ||
           byStart.count(op) || byWait.count(op)) {
@@ -927,6 +1017,95 @@ void Scheduler::startReductionsEarly() {
       c.start->moveBefore(&block.front());
     }
   }
+}
+
+Operation *Scheduler::dragLimit(Collective &c) {
+  llvm::SmallPtrSet<Value, 16> values;
+  values.insert(c.wait.getResult());
+  for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
+    if (!usesAny(op, values))
+      continue;
+    if (!isDraggable(op))
+      return op;
+    values.insert(op->result_begin(), op->result_end());
+  }
+  return block.getTerminator();
+}
+
+void Scheduler::moveWaitBefore(Collective &c, Operation *target) {
+  if (target == c.wait.getOperation())
+    return;
+  if (target->isBeforeInBlock(c.wait)) {
+    c.wait->moveBefore(target);
+    return;
+  }
+  llvm::SmallPtrSet<Value, 16> values;
+  values.insert(c.wait.getResult());
+  SmallVector<Operation *> drag;
+  for (Operation *op = c.wait->getNextNode(); op && op != target;
+       op = op->getNextNode()) {
+    if (!usesAny(op, values))
+      continue;
+    if (!isDraggable(op)) {
+      target = op;
+      break;
+    }
+    drag.push_back(op);
+    values.insert(op->result_begin(), op->result_end());
+  }
+  for (Operation *op : drag)
+    op->moveBefore(target);
+  c.wait->moveBefore(drag.empty() ? target : drag.front());
+}
+
+void Scheduler::placeEarly(Operation *op, Operation *floor) {
+  Operation *after = floor;
+  auto later = [](Operation *a, Operation *b) {
+    return !a ? b : !b ? a : a->isBeforeInBlock(b) ? b : a;
+  };
+  SmallVector<Value> used;
+  forEachUsedValue(op, [&](Value v) { used.push_back(v); });
+  for (Value v : used) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !(def = inBlock(block, def)) || def == op)
+      continue;
+    if (isCheapToHoist(def) && (!after || after->isBeforeInBlock(def)))
+      placeEarly(def, nullptr);
+    after = later(after, def);
+  }
+  // Never below where it is: everything it reads is above it.
+  if (!after)
+    op->moveBefore(&block.front());
+  else if (after != op->getPrevNode() && after->isBeforeInBlock(op))
+    op->moveAfter(after);
+}
+
+unsigned Scheduler::hoistUpdates() {
+  unsigned hoisted = 0;
+  for (Collective &c : collectives) {
+    if (c.kind == Kind::AllGather || c.scalar)
+      continue;
+    // The update: the pure ops that depend on the reduced gradient, and
+    // the gathers of what they compute.
+    llvm::SmallPtrSet<Value, 16> values;
+    values.insert(c.wait.getResult());
+    SmallVector<Operation *> update;
+    bool gathers = false;
+    for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
+      if (!usesAny(op, values) || !isDraggable(op))
+        continue;
+      gathers |= byStart.count(op) != 0;
+      update.push_back(op);
+      values.insert(op->result_begin(), op->result_end());
+    }
+    if (!gathers)
+      continue;
+    c.wait->moveAfter(c.start);
+    for (Operation *op : update)
+      placeEarly(op, c.wait);
+    ++hoisted;
+  }
+  return hoisted;
 }
 
 double Scheduler::simulate(std::vector<Event> *events) {
@@ -1128,11 +1307,9 @@ void Scheduler::placeReductionWaits(unsigned depth) {
                        tensorBytes(c->start->getOperand(0).getType()));
   SmallVector<Operation *> latest;
   for (auto [i, c] : llvm::enumerate(reductions)) {
-    Operation *bound = block.getTerminator();
-    for (Operation *user : c->wait.getResult().getUsers())
-      if (Operation *a = inBlock(block, user))
-        if (a->isBeforeInBlock(bound))
-          bound = a;
+    // Before the first use that cannot move down with it (an update and
+    // its gather's start move with it).
+    Operation *bound = dragLimit(*c);
     // At most `depth` of the largest gradients' bytes in flight: the
     // first later start that would go over it.
     double held = 0;
@@ -1152,10 +1329,11 @@ void Scheduler::placeReductionWaits(unsigned depth) {
     Operation *cur = c->start->getNextNode();
     while (cur != latest[i] && beginOf.lookup(cur) < ready)
       cur = cur->getNextNode();
-    c->wait->moveBefore(cur);
+    moveWaitBefore(*c, cur);
   }
   // The others' moves change when each completes: a wait that stalls
-  // moves down over as much compute as it stalled, up to its latest place.
+  // moves down over as much compute as it stalled (not counting what
+  // moves with it), up to its latest place.
   for (int round = 0; round < 32; ++round) {
     simulate();
     bool moved = false;
@@ -1165,15 +1343,20 @@ void Scheduler::placeReductionWaits(unsigned depth) {
         continue;
       double covered = 0;
       Operation *target = nullptr;
+      llvm::SmallPtrSet<Value, 16> values;
+      values.insert(c->wait.getResult());
       for (Operation *cur = c->wait->getNextNode(); cur && cur != latest[i];
            cur = cur->getNextNode()) {
         if (covered >= stall)
           break;
-        covered += cost(cur);
+        if (usesAny(cur, values))
+          values.insert(cur->result_begin(), cur->result_end());
+        else
+          covered += cost(cur);
         target = cur->getNextNode();
       }
       if (target && target != c->wait->getNextNode()) {
-        c->wait->moveBefore(target);
+        moveWaitBefore(*c, target);
         moved = true;
       }
     }
@@ -1283,6 +1466,9 @@ void appendTrace(llvm::json::Array &trace, int pid, StringRef name,
                                        {"args", std::move(args)}});
   }
 }
+
+/// The most schedules chooseDeferrals tries per function.
+constexpr unsigned kMaxDeferralSchedules = 64;
 
 struct ZeroSchedulePass
     : public zero::impl::ZeroSchedulePassBase<ZeroSchedulePass> {
@@ -1448,6 +1634,108 @@ struct ZeroSchedulePass
     }
   }
 
+  /// Schedules `func`'s entry block (all but the budget); null when it
+  /// has no collective to start. Sets `blocking` to the predicted step
+  /// time with every collective blocking.
+  std::unique_ptr<Scheduler> scheduleFunction(func::FuncOp func,
+                                              const CostModel &model,
+                                              double &blocking) {
+    Block &block = func.getBody().front();
+    if (coalesceScalars)
+      coalesceScalarAllReduces(block);
+    bucketCollectives(block, bucketBytes);
+    auto scheduler = std::make_unique<Scheduler>(block, model);
+    if (scheduler->convert() == 0)
+      return nullptr;
+    blocking = scheduler->blockingTime();
+    scheduler->sinkReductionConsumers();
+    scheduler->startReductionsEarly();
+    if (prefetch)
+      scheduler->prefetch();
+    if (optimizerInBackward)
+      scheduler->hoistUpdates();
+    scheduler->placeReductionWaits(maxInflightReductions);
+    return scheduler;
+  }
+
+  /// Which of `func`'s parameters (deferrableParams' order: first used
+  /// first) defer their gathers: the choice whose schedule the cost model
+  /// predicts fastest, each candidate scheduled on a copy of the module.
+  /// First the best prefix (the first-used parameters deferred, the others
+  /// updated in the backward pass), from a coarse grid of lengths down to
+  /// single steps around the best; then, largest first, each parameter of
+  /// at least an eighth of the largest one's bytes toggled while that
+  /// helps, within kMaxDeferralSchedules schedules in all.
+  SmallVector<bool> chooseDeferrals(func::FuncOp func, const CostModel &model,
+                                    unsigned &tried) {
+    SmallVector<Deferrable> params = deferrableParams(func);
+    unsigned total = params.size();
+    SmallVector<bool> all(total, true);
+    tried = 0;
+    if (total == 0 || !optimizerInBackward)
+      return all;
+    std::map<SmallVector<bool>, double> times;
+    auto timeOf = [&](const SmallVector<bool> &which) {
+      auto [it, inserted] = times.try_emplace(which, 0.0);
+      if (!inserted)
+        return it->second;
+      OwningOpRef<ModuleOp> copy = getOperation().clone();
+      auto f = copy->lookupSymbol<func::FuncOp>(func.getSymName());
+      deferParamGathers(f, which);
+      double blocking = 0;
+      std::unique_ptr<Scheduler> scheduler =
+          scheduleFunction(f, model, blocking);
+      it->second = scheduler ? scheduler->simulate() : 0.0;
+      return it->second;
+    };
+    auto prefix = [&](unsigned k) {
+      SmallVector<bool> which(total, false);
+      std::fill(which.begin(), which.begin() + k, true);
+      return which;
+    };
+    unsigned best = 0, step = std::max(1u, (total + 7) / 8);
+    unsigned lo = 0, hi = total;
+    while (true) {
+      for (unsigned k = lo; k <= hi; k += step)
+        if (timeOf(prefix(k)) < timeOf(prefix(best)))
+          best = k;
+      if (timeOf(prefix(hi)) < timeOf(prefix(best)))
+        best = hi;
+      if (step == 1)
+        break;
+      lo = best > step ? best - step : 0;
+      hi = std::min(total, best + step);
+      step = std::max(1u, step / 4);
+    }
+    SmallVector<bool> choice = prefix(best);
+    SmallVector<unsigned> order;
+    double largest = 0;
+    for (Deferrable &d : params)
+      largest = std::max(largest, tensorBytes(d.gather.getInput().getType()));
+    for (unsigned i = 0; i < total; ++i)
+      if (8 * tensorBytes(params[i].gather.getInput().getType()) >= largest)
+        order.push_back(i);
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return tensorBytes(params[a].gather.getInput().getType()) >
+             tensorBytes(params[b].gather.getInput().getType());
+    });
+    for (bool improved = true; improved;) {
+      improved = false;
+      for (unsigned i : order) {
+        if (times.size() >= kMaxDeferralSchedules)
+          break;
+        SmallVector<bool> t = choice;
+        t[i] = !t[i];
+        if (timeOf(t) < timeOf(choice)) {
+          choice = t;
+          improved = true;
+        }
+      }
+    }
+    tried = times.size();
+    return choice;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto [value, name] :
@@ -1492,8 +1780,17 @@ struct ZeroSchedulePass
     if (deferGathers) {
       if (memoryBudget > 0)
         undeferred = module.clone();
-      for (auto func : module.getOps<func::FuncOp>())
-        deferParamGathers(func);
+      for (auto func : module.getOps<func::FuncOp>()) {
+        unsigned tried = 0;
+        SmallVector<bool> which = chooseDeferrals(func, model, tried);
+        unsigned deferred = deferParamGathers(func, which);
+        if (remarks && tried)
+          func.emitRemark() << "zero-schedule: " << deferred << " of "
+                            << which.size()
+                            << " parameters gathered in the forward pass, "
+                               "the others updated in the backward pass ("
+                            << tried << " schedules tried)";
+      }
     }
 
     // The unscheduled step: the budget's floor, and what a function falls
@@ -1572,19 +1869,10 @@ struct ZeroSchedulePass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      if (coalesceScalars)
-        coalesceScalarAllReduces(func.getBody().front());
-      bucketCollectives(func.getBody().front(), bucketBytes);
-      auto scheduler =
-          std::make_unique<Scheduler>(func.getBody().front(), model);
-      if (scheduler->convert() == 0)
+      double blocking = 0;
+      auto scheduler = scheduleFunction(func, model, blocking);
+      if (!scheduler)
         continue;
-      double blocking = scheduler->blockingTime();
-      scheduler->sinkReductionConsumers();
-      scheduler->startReductionsEarly();
-      if (prefetch)
-        scheduler->prefetch();
-      scheduler->placeReductionWaits(maxInflightReductions);
       scheduled.push_back({func, std::move(scheduler), blocking});
     }
     if (memoryBudget > 0 && failed(holdBudget(scheduled, *unscheduled)))

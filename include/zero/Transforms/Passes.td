@@ -872,6 +872,19 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
     between steps, where only the shards stay); under a `memory-budget` the
     gathers stay at the end when deferring them would not fit.
 
+    With `optimizer-in-backward`, a parameter whose gather stays in the
+    step is updated in the backward pass: the wait of its reduction, the
+    pure ops that compute its update from it, and the start of the gather
+    of the updated shard move together to where the cost model has the
+    reduction done (its other inputs, such as bias corrections and this
+    rank's slice, move up with them). Which parameters defer their gathers
+    and which update in the backward pass is then chosen per parameter:
+    the choice whose schedule the cost model predicts fastest, tried on
+    copies of the module (the best prefix in order of first use, coarse to
+    fine, then the larger parameters toggled one at a time while that
+    helps; at most 64 schedules per function). `remarks` says how many
+    defer.
+
     With `bucket-bytes`, collectives of one kind smaller than it that
     follow each other (no larger one of the kind between them) merge into
     one of at most that many bytes: gathers of the concatenated shards
@@ -954,6 +967,11 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "Stage 2: the step takes and returns parameter shards and gathers "
            "each parameter before its first use, instead of gathering the "
            "updated parameters at its end (where nothing hides them)">,
+    Option<"optimizerInBackward", "optimizer-in-backward", "bool", "true",
+           "Stages 1-2: each parameter's update runs as soon as its reduced "
+           "gradient arrives, and the gather of the updated parameter starts "
+           "right after it, in the backward pass; with defer-gathers, the "
+           "cost model picks which parameters defer their gathers instead">,
     Option<"prefetch", "prefetch", "bool", "true",
            "Start all-gathers early enough to hide behind compute (false: "
            "each starts where its blocking form was)">,
