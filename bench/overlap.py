@@ -10,8 +10,11 @@ thread each:
   exposed  (T_sched - T_free) / (T_sync - T_free): the share of the link's
            time the step still waits for (0: all hidden, 1: none)
 The link's bandwidth is chosen so that the synchronous communication time
-(bytes per step / bandwidth + latency per collective) equals T_free, unless
---gbps is given. The cost model of zero-schedule is told the same link
+(bytes per step / bandwidth + latency per collective: what the link takes
+to move them) equals T_free, unless --gbps is given; the measured ratio
+(T_sync - T_free) / T_free is printed beside it (above 1 by what each
+collective costs beyond the link's model: the communication thread's
+hand-off, the ranks' skew). The cost model of zero-schedule is told the same link
 (zero-run takes --sim-link as the model's link), and its predicted step time
 (zero-opt --zero-schedule remarks=true) is printed next to the measured one.
 
@@ -165,6 +168,7 @@ def main():
                           r'([0-9.]+) ms scheduled', remark)
             pred_sync, pred_sched = (float(m.group(1)) / 1e3, float(m.group(2)) / 1e3) if m else (float('nan'),) * 2
             row = dict(stage=stage, link_gbps=gbps, latency_us=args.latency_us,
+                       comm_over_compute=(t_sync - t_free) / t_free,
                        bytes_per_step=sent, collectives_per_step=calls,
                        t_free=t_free, t_sync=t_sync, t_sched=t_sched,
                        exposed=exposed, predicted_sync=pred_sync,
@@ -177,7 +181,9 @@ def main():
                        predicted_peak_sync=peak_pred_sync, **budget_row)
             results.append(row)
             print(f"stage {stage}: link {gbps:.3g} GB/s + {args.latency_us:g} us, "
-                  f"{sent / 1e6:.2f} MB in {calls} collectives per step")
+                  f"{sent / 1e6:.2f} MB in {calls} collectives per step, "
+                  f"communication / compute = (T_sync - T_free) / T_free = "
+                  f"{(t_sync - t_free) / t_free:.2f}")
             print(f"  T_free {t_free * 1e3:8.1f} ms   T_sync {t_sync * 1e3:8.1f} ms   "
                   f"T_sched {t_sched * 1e3:8.1f} ms   exposed {exposed:.3f}")
             print(f"  predicted: sync {pred_sync * 1e3:8.1f} ms ({(pred_sync / t_sync - 1) * 100:+.0f}%)   "

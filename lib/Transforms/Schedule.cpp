@@ -151,7 +151,7 @@ bool isCheapToHoist(Operation *op) {
   if (!isPure(op) || op->getNumRegions() || op->getNumResults() == 0)
     return false;
   if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-          tensor::CollapseShapeOp>(op))
+          tensor::CollapseShapeOp, tensor::FromElementsOp>(op))
     return true;
   return llvm::all_of(op->getResultTypes(),
                       [](Type t) { return t.isIntOrIndexOrFloat(); });
@@ -999,17 +999,11 @@ void Scheduler::startReductionsEarly() {
     if (c.kind == Kind::AllGather)
       continue;
     Value input = c.start->getOperand(0);
-    // A scalar's reshape goes first, right after the scalar.
-    if (c.scalar) {
-      Operation *reshape = input.getDefiningOp();
-      Value scalar = reshape->getOperand(0);
-      if (Operation *def = scalar.getDefiningOp()) {
-        if (Operation *a = inBlock(block, def))
-          reshape->moveAfter(a);
-      } else {
-        reshape->moveBefore(&block.front());
-      }
-    }
+    // Cheap producers of the input (a scalar's reshape, the loss's
+    // tensor.from_elements) go first, right after what they read.
+    if (Operation *def = input.getDefiningOp())
+      if (Operation *a = inBlock(block, def); a && isCheapToHoist(a))
+        placeEarly(a, nullptr);
     if (Operation *def = input.getDefiningOp()) {
       if (Operation *a = inBlock(block, def))
         c.start->moveAfter(a);
@@ -1268,12 +1262,18 @@ void Scheduler::prefetch() {
                    !inBlock(block, v.getDefiningOp());
           }))
         cat->moveBefore(&block.front());
+  // A run goes on over ops that take no time (constants, a bucket's
+  // concatenation): the starts only move down, to the end of the run, so
+  // what they read stays above them.
   SmallVector<SmallVector<Operation *>> runs(1);
   for (Operation &op : block) {
     Collective *c = byStart.lookup(&op);
     if (c && c->kind == Kind::AllGather)
       runs.back().push_back(&op);
-    else if (!runs.back().empty())
+    else if (!runs.back().empty() &&
+             (c || byWait.count(&op) || cost(&op) > 0 ||
+              blockingLinkSeconds(&op, model) > 0 ||
+              op.hasTrait<OpTrait::IsTerminator>()))
       runs.emplace_back();
   }
   for (SmallVector<Operation *> &run : runs) {

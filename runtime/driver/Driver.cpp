@@ -119,10 +119,12 @@ constexpr const char *kUsage = R"(Training:
   --sim-link bw=G,latency=U
                          simulate an interconnect: every collective completes
                          no earlier than U microseconds plus its bytes over G
-                         GB/s (1e9 bytes/s; 'inf' for latency only) after it
-                         started, one at a time; a model of a link for
-                         measuring overlap where ranks share memory, not a
-                         measurement of one (runtime.h, zrt_set_sim_link)
+                         GB/s (1e9 bytes/s; 'inf' for latency only) after
+                         the last rank started it, one at a time, the same
+                         moment on every rank; a model of a link for
+                         measuring overlap where ranks share one machine's
+                         memory, not a measurement of one (runtime.h,
+                         zrt_set_sim_link)
   --progress MODE        auto (a bar on a terminal, lines otherwise), bar,
                          lines or none
 

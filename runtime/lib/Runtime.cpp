@@ -816,17 +816,29 @@ public:
   }
 
   /// Sleeps until the modelled end of a collective called at `issued` that
-  /// sent `bytes`.
+  /// sent `bytes`. The link is one for all ranks: the collective starts
+  /// when the last rank has called it and the link is free, so every rank
+  /// ends it at the same time. The ranks' issue times are compared on the
+  /// machine's monotonic clock (one more scalar all-reduce per collective,
+  /// not counted): the simulated link assumes the ranks share a machine.
   void complete(Clock::time_point issued, uint64_t bytes) {
-    Clock::time_point end;
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (!on || comm::currentSize() <= 1)
         return;
+    }
+    double last =
+        std::chrono::duration<double>(issued.time_since_epoch()).count();
+    comm::allReduceScalar(DType::F64, comm::Op::Max, &last);
+    Clock::time_point end;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
       double seconds = latency + (std::isinf(bandwidth)
                                       ? 0.0
                                       : static_cast<double>(bytes) / bandwidth);
-      end = std::max(issued, freeAt) +
+      Clock::time_point lastIssued(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(last)));
+      end = std::max({issued, lastIssued, freeAt}) +
             std::chrono::duration_cast<Clock::duration>(
                 std::chrono::duration<double>(seconds));
       freeAt = end;

@@ -37,6 +37,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -490,6 +491,28 @@ void checkSimLink() {
                       .count();
     CHECK(took >= modelled, "%s all-gather took %g s under a link that "
           "needs %g s", started ? "a started" : "a blocking", took, modelled);
+  }
+  // One link for all ranks: the collective begins when the last rank calls
+  // it, so no rank completes it before the last call plus the modelled
+  // time (the ranks share this machine's monotonic clock). The last rank
+  // calls 30 ms late.
+  if (worldSize > 1) {
+    auto seconds = [] {
+      return std::chrono::duration<double>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+    if (rank == worldSize - 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const double called = seconds();
+    zrt_wait(zrt_all_gather_start_f32(in.data(), out.data(), count));
+    const double done = seconds();
+    CHECK(zrt_set_sim_link(0.0, 0.0) == 0, "%s", zrt_last_error());
+    const double lastCall = zrt_all_reduce_scalar_max_f64(called);
+    CHECK(done >= lastCall + modelled,
+          "rank %d completed an all-gather %g s after the last rank called "
+          "it, under a link that needs %g s",
+          rank, done - lastCall, modelled);
   }
   CHECK(zrt_set_sim_link(0.0, 0.0) == 0, "%s", zrt_last_error());
 }

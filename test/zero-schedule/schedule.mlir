@@ -155,3 +155,64 @@ func.func @all_reduce(%g: tensor<1000xf32>, %loss: tensor<f32>)
   %m = shard.all_reduce %g on @g grid_axes = [0] reduction = max : tensor<1000xf32> -> tensor<1000xf32>
   return %a, %l, %m : tensor<1000xf32>, tensor<f32>, tensor<1000xf32>
 }
+
+// -----
+
+shard.grid @g(shape = 2)
+
+// A reduction's cheap producers move up with its start: zero-partition
+// builds the loss tensor with tensor.from_elements where it reduces it, at
+// the end; the start goes right after the scalar is computed, ahead of the
+// matmul, so the loss is on the link while the step computes.
+// CHECK-LABEL: func.func @loss_early
+// CHECK: %[[S:.*]] = arith.addf %arg1, %arg1 : f32
+// CHECK-NEXT: %[[T:.*]] = tensor.from_elements %[[S]] : tensor<f32>
+// CHECK-NEXT: %[[E:.*]] = tensor.expand_shape %[[T]]
+// CHECK-NEXT: zero.all_reduce_start %[[E]]
+// CHECK: linalg.matmul
+// CHECK: zero.wait
+func.func @loss_early(%x: tensor<256x256xf32>, %s: f32)
+    -> (tensor<256x256xf32>, tensor<f32>) {
+  %sum = arith.addf %s, %s : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<256x256xf32>, tensor<256x256xf32>)
+      outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %t = tensor.from_elements %sum : tensor<f32>
+  %l = shard.all_reduce %t on @g grid_axes = [0] : tensor<f32> -> tensor<f32>
+  return %m, %l : tensor<256x256xf32>, tensor<f32>
+}
+
+// -----
+
+shard.grid @g(shape = 2)
+
+// Gathers that start together go on the link in the order they are
+// needed, also when an op that takes no time (a constant) sits between
+// their starts: the gather of the concatenation (a bucket), needed first,
+// starts first, although its concatenation came after the other gather.
+// CHECK-LABEL: func.func @need_order
+// CHECK: %[[CAT:.*]] = tensor.concat
+// CHECK: zero.all_gather_start %[[CAT]]
+// CHECK: zero.all_gather_start %arg0
+func.func @need_order(%a: tensor<65536xf32>, %b: tensor<32xf32>,
+                      %b2: tensor<32xf32>, %x: tensor<256x256xf32>)
+    -> (tensor<131072xf32>, tensor<128xf32>, tensor<256x256xf32>) {
+  %ga = shard.all_gather %a on @g grid_axes = [0] gather_axis = 0
+      : tensor<65536xf32> -> tensor<131072xf32>
+  %c = arith.constant 1.0 : f32
+  %cat = tensor.concat dim(0) %b, %b2 : (tensor<32xf32>, tensor<32xf32>) -> tensor<64xf32>
+  %gb = shard.all_gather %cat on @g grid_axes = [0] gather_axis = 0
+      : tensor<64xf32> -> tensor<128xf32>
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %m = linalg.matmul ins(%x, %x : tensor<256x256xf32>, tensor<256x256xf32>)
+      outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%gb : tensor<128xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %o : f32
+  } -> tensor<128xf32>
+  %m2 = linalg.matmul ins(%m, %x : tensor<256x256xf32>, tensor<256x256xf32>)
+      outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %ga, %g1, %m2 : tensor<131072xf32>, tensor<128xf32>, tensor<256x256xf32>
+}

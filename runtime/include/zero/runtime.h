@@ -538,8 +538,11 @@ ZRT_API void zrt_wait(int64_t request);
  * earlier than
  *     begin + latency_seconds + bytes / bytes_per_second
  * where bytes is what this rank sends (the counted bytes) and begin is the
- * later of the moment it was called and the moment the link finished the
- * previous collective (one link, one collective at a time). The collective
+ * later of the moment the last rank called it and the moment the link
+ * finished the previous collective (one link for all ranks, one collective
+ * at a time, so every rank completes it at the same moment; the ranks'
+ * call times are compared on the machine's monotonic clock with one more
+ * scalar all-reduce, uncounted, so the ranks must share a machine). The collective
  * really runs, on MPI, before that; the rest of the time the calling (or
  * communication) thread sleeps, without spinning. It is a model of a link,
  * not a measurement of one. bytes_per_second may be INFINITY (latency
