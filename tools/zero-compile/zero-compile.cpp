@@ -69,8 +69,10 @@ Options:
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
                          put it (default: zero-schedule overlaps them with
-                         compute, and at stages 1-2 keeps only parameter
-                         shards between steps)
+                         compute; at stages 1-2 it updates parameters in
+                         the backward pass or keeps their shards for the
+                         next step's gathers, whichever its cost model
+                         predicts faster, parameter by parameter)
   --link-model bw=G,latency=U
                          the link zero-schedule's cost model assumes: G GB/s,
                          U microseconds per collective (default bw=10,
