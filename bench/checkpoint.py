@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+import benchlib
+
 RESULT_TAG = 'CKPT-RESULT '
 
 
@@ -151,9 +153,7 @@ def main():
     for tool in ('zero-gen', 'zero-run'):
         if not os.access(os.path.join(bin_dir, tool), os.X_OK):
             fail(f"{bin_dir}/{tool} is missing: build first (cmake --build {args.build})")
-    mpirun = ['mpirun', '--oversubscribe']
-    if os.geteuid() == 0:
-        mpirun.append('--allow-run-as-root')
+    mpirun = benchlib.mpirun()
     config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
               '--heads', str(args.heads), '--seq', str(args.seq),
               '--batch', str(args.batch), '--vocab', str(args.vocab)]

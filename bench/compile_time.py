@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+import benchlib
+
 MODELS = {
     # gpt d256 L4 H4 T128 B8 V256 (B is the micro-batch per rank here: 2).
     'd256l4': ['gpt', '--d-model', '256', '--layers', '4', '--heads', '4',
@@ -71,9 +73,7 @@ def main():
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
-    mpirun = ['mpirun', '--oversubscribe', '-np', str(args.ranks)]
-    if os.geteuid() == 0:
-        mpirun.insert(1, '--allow-run-as-root')
+    mpirun = benchlib.mpirun(args.ranks)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, ZERO_CACHE_DIR=os.path.join(tmp, 'cache'))

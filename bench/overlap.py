@@ -40,6 +40,8 @@ import statistics
 import subprocess
 import tempfile
 
+import benchlib
+
 
 def run(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, **kw)
@@ -72,9 +74,7 @@ def main():
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
-    mpirun = ['mpirun', '--oversubscribe', '-np', str(args.ranks)]
-    if os.geteuid() == 0:
-        mpirun.insert(1, '--allow-run-as-root')
+    mpirun = benchlib.mpirun(args.ranks)
     config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
               '--heads', str(args.heads), '--seq', str(args.seq),
               '--batch', str(args.batch), '--vocab', str(args.vocab)]

@@ -37,6 +37,8 @@ import sys
 import tempfile
 import time
 
+import benchlib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, 'integration_tests', 'torch', 'Inputs', 'models.py')
 ZERO_GEN = ['gpt', '--d-model', '128', '--layers', '4', '--heads', '4',
@@ -89,9 +91,7 @@ def main():
     if not os.path.exists(python):
         sys.exit(f'torch_export.py: {python} is missing: run scripts/setup.sh '
                  '--torch')
-    mpirun = ['mpirun', '--oversubscribe', '-np', str(args.ranks)]
-    if os.geteuid() == 0:
-        mpirun.insert(1, '--allow-run-as-root')
+    mpirun = benchlib.mpirun(args.ranks)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, 'python'))
