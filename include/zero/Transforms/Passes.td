@@ -882,7 +882,10 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
     the choice whose schedule the cost model predicts fastest, tried on
     copies of the module (the best prefix in order of first use, coarse to
     fine, then the larger parameters toggled one at a time while that
-    helps; at most 64 schedules per function). `remarks` says how many
+    helps; at most 64 schedules per function), kept only if it is
+    predicted at least 1% faster than deferring every parameter (the
+    backward-pass update holds the gathered copy beside the parameter for
+    the rest of the step, so it costs memory). `remarks` says how many
     defer.
 
     With `bucket-bytes`, collectives of one kind smaller than it that
