@@ -22,6 +22,10 @@
         scheduled by zero-schedule (zero-run's default), the scalars it
         coalesced into one all-reduce of K elements (or started alone: K=1)
         send, on top of the stage's all-reduce bytes, 2*(N-1)*ceil(K/N)*b.
+      With --accumulate A (A micro-batches per step, docs/zero-form.md):
+      stages 0-1 reduce once, as above; stage 2 reduce-scatters A times
+      (A*Psi*b*(N-1)/N) and all-gathers once; stage 3 reduce-scatters and
+      gathers A times.
 Prints what it compared; exits 1 on a mismatch.
 """
 
@@ -58,6 +62,7 @@ def main():
     ap.add_argument('--module')
     ap.add_argument('--stage', type=int)
     ap.add_argument('--partitioned')
+    ap.add_argument('--accumulate', type=int, default=1)
     args = ap.parse_args()
 
     if args.what == 'params':
@@ -87,7 +92,9 @@ def main():
         psi = sum((math.prod(s) + n - 1) // n * n for s, _ in shapes)
         unit = psi * b * (n - 1) // n
         sent = stats['comm_bytes']
-        print(f'comm: N={n} stage {args.stage} Psi={psi} b={b}: '
+        acc = args.accumulate
+        print(f'comm: N={n} stage {args.stage} Psi={psi} b={b} '
+              f'accumulate {acc}: '
               f'sent {json.dumps(sent)}; Psi*b*(N-1)/N = {unit}')
         text = open(args.partitioned).read()
         step = text[text.index('func.func @train_step('):]
@@ -128,14 +135,16 @@ def main():
                 and sent['reduce_scatter'] == 0 \
                 and sent['all_gather'] == 0
         elif args.stage in (1, 2):
-            ok = ok and sent['reduce_scatter'] == unit and sent['all_gather'] == unit \
-                and sent['all_reduce'] == vector
+            scatters = acc if args.stage == 2 else 1
+            ok = ok and sent['reduce_scatter'] == scatters * unit \
+                and sent['all_gather'] == unit and sent['all_reduce'] == vector
         else:
-            counted = sum(g * shards[a] * b * (n - 1) for a, g in gathers.items())
+            counted = acc * sum(g * shards[a] * b * (n - 1) for a, g in gathers.items())
             twice = sum(1 for g in gathers.values() if g == 2)
             print(f'stage 3: {twice} of {len(gathers)} parameters gathered twice; '
                   f'all-gather bytes expected {counted}')
-            ok = ok and sent['reduce_scatter'] == unit and sent['all_gather'] == counted \
+            ok = ok and sent['reduce_scatter'] == acc * unit \
+                and sent['all_gather'] == counted \
                 and all(g in (1, 2) for g in gathers.values()) \
                 and sent['all_reduce'] == vector
     print('PASS' if ok else 'FAIL')

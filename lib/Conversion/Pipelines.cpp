@@ -136,6 +136,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
   ZeroPartitionPassOptions partition;
   partition.stage = opts.stage;
   partition.worldSize = opts.worldSize;
+  partition.accumulate = opts.accumulate;
   pm.addPass(createZeroPartitionPass(partition));
   if (opts.schedule) {
     ZeroSchedulePassOptions schedule;

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -437,6 +438,17 @@ struct ZeroShardToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A fill that initializes a buffer of a category (zero-partition's
+    // gradient accumulators) puts it on the buffer's allocation.
+    module.walk([&](linalg::FillOp fill) {
+      StringRef name = zero::ZeroDialect::CategoryAttrHelper::getNameStr();
+      Attribute category = fill->getAttr(name);
+      if (!category || !fill.hasPureBufferSemantics())
+        return;
+      fill->removeAttr(name);
+      if (Operation *alloc = zero::getAllocation(fill.getOutputs()[0]))
+        alloc->setAttr(name, category);
+    });
     // Reductions carry the category of the buffer they read; put it on that
     // buffer's allocation. The pointer argument is
     // gep(inttoptr(index_cast(extract_aligned_pointer_as_index %m)), off).

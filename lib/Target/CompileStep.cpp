@@ -97,6 +97,16 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
           "module before zero-partition",
           info.stage, *options.stage));
   }
+  if (options.accumulate < 1)
+    return makeError(llvm::formatv(
+        "gradient accumulation takes at least 1 micro-batch per step, got {0}",
+        options.accumulate));
+  if (options.accumulate > 1 && info.form != StepForm::Contract)
+    return makeError(llvm::formatv(
+        "gradient accumulation ({0} micro-batches) is built by zero-partition, "
+        "and this module is past it: start from the training step before "
+        "zero-partition, or partition it with accumulate={0}",
+        options.accumulate));
   std::string schedule =
       llvm::formatv("link-gbps={0} link-latency-us={1}", options.linkGbps,
                     options.linkLatencyUs)
@@ -116,12 +126,14 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   case StepForm::Contract:
     // One rank without a stage: the contract functions as they are. More
     // ranks without a stage: plain data parallelism.
-    if (!options.stage && options.worldSize == 1)
+    if (!options.stage && options.worldSize == 1 && options.accumulate == 1)
       return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
     return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
-                         "target=cpu gemm-to-runtime={2} schedule={3} {4}}",
+                         "accumulate={5} target=cpu gemm-to-runtime={2} "
+                         "schedule={3} {4}}",
                          options.stage.value_or(0), options.worldSize, gemm,
-                         options.schedule ? "true" : "false", schedule)
+                         options.schedule ? "true" : "false", schedule,
+                         options.accumulate)
         .str();
   }
   return makeError("unknown step form");

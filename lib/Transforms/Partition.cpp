@@ -16,12 +16,14 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "zero-partition"
@@ -52,9 +54,10 @@ int64_t product(ArrayRef<int64_t> shape) {
 class Partitioner {
 public:
   Partitioner(ModuleOp module, TrainingStep &step, int64_t stage, int64_t n,
-              bool regather)
+              bool regather, int64_t accumulate)
       : module(module), step(step), stage(stage), n(n), regather(regather),
-        ctx(module.getContext()), loc(step.forwardBackward.getLoc()) {}
+        accumulate(accumulate), ctx(module.getContext()),
+        loc(step.forwardBackward.getLoc()) {}
 
   LogicalResult run();
 
@@ -84,12 +87,18 @@ private:
   Value fromOptimizer(OpBuilder &b, Value v, RankedTensorType full);
   Value unpadExpand(OpBuilder &b, Value flat, RankedTensorType type);
   Value scale(OpBuilder &b, Value v, double factor);
+  /// `acc + v`, elementwise, computed in `acc`'s buffer.
+  Value accumulateInto(OpBuilder &b, Value acc, Value v);
+  /// A tensor of `type` filled with zeros; the fill carries `category`
+  /// (if any) for its buffer.
+  Value zeros(OpBuilder &b, RankedTensorType type, StringRef category = {});
   /// Marks a collective with the memory category of the buffers it makes
   /// (and, for a reduction, of the full gradient it reads).
   void setCategory(Operation *op, StringRef category);
   Value rankOffset(OpBuilder &b, int64_t shard);
   Value allGather(OpBuilder &b, Value shardValue, RankedTensorType full);
-  Value reduceScatter(OpBuilder &b, Value g);
+  /// The reduce-scatter of `g`, times `factor` (default: 1/N, the mean).
+  Value reduceScatter(OpBuilder &b, Value g, std::optional<double> factor = {});
 
   LogicalResult flattenOptimizer(OpBuilder &b, IRMapping &map);
   LogicalResult placeStage3Gathers(Block &body,
@@ -100,6 +109,8 @@ private:
   TrainingStep &step;
   int64_t stage, n;
   bool regather;
+  /// Micro-batches per step (1: no accumulation loop).
+  int64_t accumulate;
   MLIRContext *ctx;
   Location loc;
   Block *trainBody = nullptr;
@@ -182,6 +193,33 @@ Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
       .getResult(0);
 }
 
+Value Partitioner::accumulateInto(OpBuilder &b, Value acc, Value v) {
+  auto type = cast<RankedTensorType>(acc.getType());
+  unsigned rank = type.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{v}, ValueRange{acc},
+             ArrayRef<AffineMap>{id, id}, iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value sum = arith::AddFOp::create(nb, l, args[1], args[0]);
+               linalg::YieldOp::create(nb, l, sum);
+             })
+      .getResult(0);
+}
+
+Value Partitioner::zeros(OpBuilder &b, RankedTensorType type,
+                         StringRef category) {
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, type.getElementType(), b.getFloatAttr(type.getElementType(), 0));
+  auto fill = linalg::FillOp::create(b, loc, zero, empty);
+  if (!category.empty())
+    setCategory(fill, category);
+  return fill.getResult(0);
+}
+
 void Partitioner::setCategory(Operation *op, StringRef category) {
   op->setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
               StringAttr::get(ctx, category));
@@ -209,14 +247,16 @@ Value Partitioner::allGather(OpBuilder &b, Value shardValue,
   return unpadExpand(b, gathered, full);
 }
 
-Value Partitioner::reduceScatter(OpBuilder &b, Value g) {
+Value Partitioner::reduceScatter(OpBuilder &b, Value g,
+                                 std::optional<double> factor) {
   auto type = cast<RankedTensorType>(g.getType());
   Value padded = flattenPad(b, g);
   auto scattered = shard::ReduceScatterOp::create(
       b, loc, shardType(type), kGrid, ArrayRef<int16_t>{0}, padded,
       shard::ReductionKind::Sum, APInt(64, 0));
   setCategory(scattered, "grads");
-  return scale(b, scattered.getResult(), 1.0 / static_cast<double>(n));
+  double f = factor.value_or(1.0 / static_cast<double>(n));
+  return f == 1.0 ? scattered.getResult() : scale(b, scattered.getResult(), f);
 }
 
 /// Which all-reduce completes a partial full reduction, from its payload.
@@ -485,7 +525,26 @@ LogicalResult Partitioner::run() {
     argAttrs.push_back(withSharded(opt.getArgAttrDict(s.optArg), shardStates));
   }
   for (const BatchInfo &bi : step.batch) {
-    argTypes.push_back(bi.type);
+    Type type = bi.type;
+    if (accumulate > 1) {
+      // K micro-batches along the leading dimension.
+      auto ranked = dyn_cast<RankedTensorType>(type);
+      std::optional<int64_t> rows;
+      if (ranked && ranked.hasStaticShape() && ranked.getRank() >= 1)
+        rows = llvm::checkedMul(ranked.getDimSize(0), accumulate);
+      if (!rows)
+        return fb.emitOpError()
+               << "zero-partition: accumulate=" << accumulate
+               << " stacks micro-batches along each batch input's leading "
+                  "dimension, but batch input #"
+               << bi.fbArg << " is " << type
+               << "; give it a static shape with a batch dimension first";
+      SmallVector<int64_t> shape(ranked.getShape());
+      shape[0] = *rows;
+      type = RankedTensorType::get(shape, ranked.getElementType(),
+                                   ranked.getEncoding());
+    }
+    argTypes.push_back(type);
     argAttrs.push_back(fb.getArgAttrDict(bi.fbArg));
   }
   for (const HyperInfo &h : step.hypers) {
@@ -545,6 +604,34 @@ LogicalResult Partitioner::run() {
   };
   trainBody = body;
 
+  // With accumulate=K, forward and backward go into an scf.for over the
+  // micro-batches whose iteration arguments are the loss and gradient
+  // accumulators (full gradients at stages 0-1, this rank's reduced slices
+  // at stages 2-3).
+  Block *fbBlock = body;
+  scf::ForOp loop;
+  auto lossType = dyn_cast<RankedTensorType>(
+      fb.getResultTypes()[step.lossResult]);
+  if (accumulate > 1) {
+    if (!lossType || lossType.getRank() != 0 ||
+        !isa<FloatType>(lossType.getElementType()))
+      return fb.emitOpError()
+             << "zero-partition: accumulate=" << accumulate
+             << " sums the loss over micro-batches and needs it as a 0-d "
+                "float tensor, not "
+             << fb.getResultTypes()[step.lossResult];
+    SmallVector<Value> inits{zeros(b, lossType)};
+    for (const ParamInfo &p : step.params)
+      inits.push_back(
+          zeros(b, stage >= 2 ? shardType(p.type) : p.type, "grads"));
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+    Value ub = arith::ConstantIndexOp::create(b, loc, accumulate);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    loop = scf::ForOp::create(b, loc, lb, ub, one, inits);
+    fbBlock = loop.getBody();
+    b.setInsertionPointToStart(fbBlock);
+  }
+
   // forward_backward, inlined. Stage 3 first gathers every parameter; the
   // gathers move to their uses afterwards.
   IRMapping fbMap;
@@ -565,8 +652,25 @@ LogicalResult Partitioner::run() {
     fullParams.push_back(full);
     fbMap.map(fb.getArgument(p.fbArg), full);
   }
-  for (auto [j, bi] : llvm::enumerate(step.batch))
-    fbMap.map(fb.getArgument(bi.fbArg), batchArg(j));
+  for (auto [j, bi] : llvm::enumerate(step.batch)) {
+    Value batch = batchArg(j);
+    if (loop) {
+      // This micro-batch: rows [k*b, (k+1)*b) of the input.
+      auto type = cast<RankedTensorType>(bi.type);
+      Value rows = arith::ConstantIndexOp::create(b, loc, type.getDimSize(0));
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+      offsets[0] =
+          arith::MulIOp::create(b, loc, loop.getInductionVar(), rows)
+              .getResult();
+      SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                               b.getIndexAttr(1));
+      for (int64_t d : type.getShape())
+        sizes.push_back(b.getIndexAttr(d));
+      batch = tensor::ExtractSliceOp::create(b, loc, type, batch, offsets,
+                                             sizes, strides);
+    }
+    fbMap.map(fb.getArgument(bi.fbArg), batch);
+  }
   for (Operation &op : fb.getBody().front().without_terminator())
     b.clone(op, fbMap);
   Operation *fbReturn = fb.getBody().front().getTerminator();
@@ -575,28 +679,60 @@ LogicalResult Partitioner::run() {
   for (const ParamInfo &p : step.params)
     grads.push_back(fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
 
-  // Gradients: averaged over ranks. Stage 2/3 reduce-scatter each one as
-  // soon as it exists; stage 1 after the whole backward pass; stage 0
-  // all-reduces.
+  if (loop) {
+    // Each micro-batch adds its loss and gradients (stages 2-3: its
+    // reduce-scattered sums, as soon as each gradient exists) to the
+    // accumulators; the mean over micro-batches and ranks is taken once,
+    // after the loop.
+    SmallVector<Value> yielded{
+        accumulateInto(b, loop.getRegionIterArgs()[0], loss)};
+    for (auto [i, p] : llvm::enumerate(step.params)) {
+      Value g = grads[i];
+      OpBuilder gb(ctx);
+      Operation *def = g.getDefiningOp();
+      if (def && def->getBlock() == fbBlock)
+        gb.setInsertionPointAfter(def);
+      else
+        gb.setInsertionPointToEnd(fbBlock);
+      if (stage >= 2)
+        g = reduceScatter(gb, g, 1.0);
+      yielded.push_back(
+          accumulateInto(gb, loop.getRegionIterArgs()[i + 1], g));
+    }
+    b.setInsertionPointToEnd(fbBlock);
+    scf::YieldOp::create(b, loc, yielded);
+    b.setInsertionPointAfter(loop);
+    loss = scale(b, loop.getResult(0), 1.0 / static_cast<double>(accumulate));
+    for (unsigned i = 0; i < numParams; ++i)
+      grads[i] = loop.getResult(i + 1);
+  }
+
+  // Gradients: averaged over ranks (and micro-batches). Stage 2/3
+  // reduce-scatter each one as soon as it exists; stage 1 after the whole
+  // backward pass; stage 0 all-reduces.
+  const double mean = 1.0 / static_cast<double>(n * accumulate);
   SmallVector<Value> optGrads(numParams);
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value g = grads[i];
     OpBuilder gb(ctx);
     Operation *def = g.getDefiningOp();
-    if (stage >= 2 && def && def->getBlock() == body)
+    if (stage >= 2 && def && def->getBlock() == body && !loop)
       gb.setInsertionPointAfter(def);
     else
       gb.setInsertionPointToEnd(body);
-    if (stage == 0) {
+    if (loop && stage >= 2) {
+      // Reduced in the loop already.
+      optGrads[i] = scale(gb, g, mean);
+    } else if (stage == 0) {
       Value padded = flattenPad(gb, g);
       auto summed = shard::AllReduceOp::create(
           gb, loc, padded.getType(), kGrid, ArrayRef<int16_t>{0}, padded,
           shard::ReductionKind::Sum);
       setCategory(summed, "grads");
-      Value mean = scale(gb, summed.getResult(), 1.0 / static_cast<double>(n));
-      optGrads[i] = unpadExpand(gb, mean, p.type);
+      optGrads[i] = unpadExpand(gb, scale(gb, summed.getResult(), mean),
+                                p.type);
     } else {
-      optGrads[i] = reduceScatter(gb, g);
+      optGrads[i] = reduceScatter(gb, g, mean);
     }
   }
   b.setInsertionPointToEnd(body);
@@ -660,7 +796,7 @@ LogicalResult Partitioner::run() {
 
   // Stage 3 moves each gather to its readers now that all of them exist: a
   // gradient (or loss) that is the parameter itself reads the gather too.
-  if (shardParams && failed(placeStage3Gathers(*body, chains, fullParams)))
+  if (shardParams && failed(placeStage3Gathers(*fbBlock, chains, fullParams)))
     return failure();
 
   fb.erase();
@@ -690,7 +826,15 @@ struct ZeroPartitionPass
                             "training-step contract (zero-verify reports why)";
       return signalPassFailure();
     }
-    if (failed(Partitioner(module, *step, stage, worldSize, regather).run()))
+    if (accumulate < 1) {
+      module.emitError() << "zero-partition: accumulate must be at least 1 "
+                            "micro-batch per step, got "
+                         << static_cast<int64_t>(accumulate);
+      return signalPassFailure();
+    }
+    if (failed(Partitioner(module, *step, stage, worldSize, regather,
+                           accumulate)
+                   .run()))
       return signalPassFailure();
   }
 };

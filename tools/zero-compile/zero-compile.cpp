@@ -64,6 +64,10 @@ Options:
                          contract functions as they are, for one rank)
   --world-size N         the number of ranks the binary runs on (default 1,
                          or the partitioned module's)
+  --accumulate K         gradient accumulation: forward and backward run on
+                         K micro-batches per step, each the size of the
+                         module's batch, then one optimizer step on their
+                         mean gradient (default 1)
   --opt-level N          LLVM optimization level, 0-3 (default 2)
   --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
@@ -91,6 +95,7 @@ struct Options {
   std::string input = "-", output;
   bool haveInput = false, objectOnly = false;
   std::optional<int64_t> stage, worldSize;
+  int64_t accumulate = 1;
   unsigned optLevel = 2;
   std::string targetCpu = "host";
   bool gemmToRuntime = true;
@@ -146,6 +151,8 @@ Options parseOptions(int argc, char **argv) {
       opts.output = value();
     } else if (key == "stage") {
       opts.stage = integer(0, 3);
+    } else if (key == "accumulate") {
+      opts.accumulate = integer(1, 1 << 20);
     } else if (key == "world-size") {
       opts.worldSize = integer(1, 1 << 20);
     } else if (key == "opt-level") {
@@ -335,6 +342,7 @@ int main(int argc, char **argv) {
   StepInfo info = inspectStep(*module);
   CompileOptions options;
   options.stage = opts.stage;
+  options.accumulate = opts.accumulate;
   options.worldSize = opts.worldSize.value_or(
       info.partitioned ? info.worldSize : 1);
   options.gemmToRuntime = opts.gemmToRuntime;

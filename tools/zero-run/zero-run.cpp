@@ -62,6 +62,11 @@ Compilation:
                          3 and parameters (default under mpirun: 0; on one
                          rank without --stage the contract functions run
                          as they are)
+  --accumulate K         gradient accumulation: zero-partition runs forward
+                         and backward on K micro-batches per step, each the
+                         size of the module's batch, and the optimizer once
+                         on their mean gradient (the global batch becomes K
+                         micro-batches per rank; default 1)
   --opt-level N          LLVM optimization level, 0-3 (default 2)
   --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
@@ -91,6 +96,7 @@ struct RunOptions {
   std::string input = "-";
   bool haveInput = false;
   std::optional<int64_t> stage;
+  int64_t accumulate = 1;
   unsigned optLevel = 2;
   std::string targetCpu = "host";
   bool gemmToRuntime = true;
@@ -150,6 +156,10 @@ RunOptions parseOptions(int argc, char **argv) {
       opts.help = true;
     } else if (key == "stage") {
       opts.stage = integer(3);
+    } else if (key == "accumulate") {
+      opts.accumulate = integer(1u << 20);
+      if (opts.accumulate < 1)
+        fail("option '--accumulate' expects at least 1 micro-batch per step");
     } else if (key == "opt-level") {
       opts.optLevel = integer(3);
     } else if (key == "target-cpu") {
@@ -222,12 +232,12 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
   else
     hash.update("unknown executable " + exe);
   hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
-                            "link={5},{6} budget={7}\n",
+                            "link={5},{6} budget={7} accumulate={8}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
                             options.linkGbps, options.linkLatencyUs,
-                            options.memoryBudget)
+                            options.memoryBudget, options.accumulate)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -339,6 +349,7 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.stage = opts.stage;
   options.worldSize = world;
+  options.accumulate = opts.accumulate;
   options.gemmToRuntime = opts.gemmToRuntime;
   options.schedule = opts.schedule;
   if (opts.memoryBudget > 0 && !opts.schedule)

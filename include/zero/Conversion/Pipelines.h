@@ -54,6 +54,11 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       *this, "world-size",
       llvm::cl::desc("Number of data-parallel ranks the step runs on"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> accumulate{
+      *this, "accumulate",
+      llvm::cl::desc("Gradient accumulation: micro-batches per step, each "
+                     "batch input holding K of them (zero-partition)"),
+      llvm::cl::init(1)};
   PassOptions::Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Overlap collectives with compute (zero-schedule); "

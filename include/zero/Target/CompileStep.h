@@ -72,6 +72,8 @@ struct CompileOptions {
   std::optional<int64_t> stage;
   /// The number of ranks the step runs on.
   int64_t worldSize = 1;
+  /// Micro-batches per step (zero-partition's accumulate; contract modules).
+  int64_t accumulate = 1;
   bool gemmToRuntime = true;
   /// zero-schedule, with its cost model's link (GB/s, microseconds).
   bool schedule = true;

@@ -502,6 +502,19 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
     reductions over the valid elements of the shard plus an all-reduce of
     the partial result.
 
+    With `accumulate=K` (K > 1) every batch input takes K micro-batches
+    along its leading dimension, and forward and backward run once per
+    micro-batch in an `scf.for` whose iteration arguments accumulate the
+    loss and the gradients; the optimizer then steps once on the mean over
+    the K micro-batches (the gradient of the mean loss of the K*b samples):
+    - stages 0-1 accumulate full gradients and reduce once, after the loop;
+    - stage 2 reduce-scatters each micro-batch's gradient as it is produced
+      and adds it to a sharded accumulator (memory 1/N, communication K
+      times, as DeepSpeed does);
+    - stage 3 does too, and gathers the parameters for each micro-batch.
+    The collectives inside the loop stay blocking (zero-schedule starts
+    only those of the function's entry block).
+
     There are no release ops: each gathered parameter and full gradient is
     last used where its lifetime should end, and zero-release-early frees
     the buffer right there after bufferization.
@@ -535,12 +548,18 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
     Option<"regather", "regather", "bool", "true",
            "Stage 3: gather a parameter again where another parameter was "
            "read since its previous use, instead of keeping one gathered copy "
-           "alive from its first use to its last">
+           "alive from its first use to its last">,
+    Option<"accumulate", "accumulate", "int64_t", "1",
+           "Gradient accumulation: each batch input holds K micro-batches "
+           "(K times its leading dimension); forward and backward run once "
+           "per micro-batch in an scf.for, then one optimizer step on the "
+           "mean gradient">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::shard::ShardDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::zero::ZeroDialect"
