@@ -536,8 +536,8 @@ LogicalResult Partitioner::run() {
         return fb.emitOpError()
                << "zero-partition: accumulate=" << accumulate
                << " stacks micro-batches along each batch input's leading "
-                  "dimension, but batch input #"
-               << bi.fbArg << " is " << type
+                  "dimension, but batch input '"
+               << bi.name << "' is " << type
                << "; give it a static shape with a batch dimension first";
       SmallVector<int64_t> shape(ranked.getShape());
       shape[0] = *rows;
