@@ -301,7 +301,9 @@ def pipelines():
     return {
         'verify': [['--zero-verify']],
         'partition': [[p] for p in part] +
-                     [['--zero-partition=stage=3 world-size=3 regather=false']],
+                     [['--zero-partition=stage=3 world-size=3 regather=false']] +
+                     [[f'--zero-partition=stage={s} world-size={n} accumulate={k}']
+                      for s, n, k in ((0, 2, 2), (1, 3, 3), (2, 2, 4), (3, 4, 2))],
         'lower': [['--zero-lower-cpu'], ['--zero-lower-cpu=gemm-to-runtime=false'],
                   ['--zero-bufferize-step']] +
                  [[p, '--zero-lower-cpu'] for p in part[::3]],
@@ -316,7 +318,10 @@ def pipelines():
                      for p in part[2::4] for b in (50000, 5000000)] +
                     [[p, f'--zero-schedule=bucket-bytes={k} defer-gathers={d}',
                       '--zero-lower-cpu']
-                     for p in part[3::4] for k, d in ((0, 'false'), (1 << 20, 'true'))],
+                     for p in part[3::4] for k, d in ((0, 'false'), (1 << 20, 'true'))] +
+                    [[f'--zero-partition=stage={s} world-size=2 accumulate=3',
+                      '--zero-schedule', '--zero-bufferize-step', '--zero-memory-report']
+                     for s in range(4)],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']
