@@ -86,6 +86,11 @@ private:
   Value toOptimizer(OpBuilder &b, Value shardValue, RankedTensorType full);
   Value fromOptimizer(OpBuilder &b, Value v, RankedTensorType full);
   Value unpadExpand(OpBuilder &b, Value flat, RankedTensorType type);
+  /// A parallel linalg.generic over `init`'s shape that writes
+  /// `body(inputs..., init)` elementwise into `init`.
+  Value elementwiseInto(
+      OpBuilder &b, ValueRange inputs, Value init,
+      function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   Value scale(OpBuilder &b, Value v, double factor);
   /// `acc + v`, elementwise, computed in `acc`'s buffer.
   Value accumulateInto(OpBuilder &b, Value acc, Value v);
@@ -172,40 +177,40 @@ Value Partitioner::unpadExpand(OpBuilder &b, Value flat,
           llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))});
 }
 
-Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
-  // In place (`v` is the init, no input): `v` is a collective's fresh
-  // result, used only here, so the product overwrites its buffer instead of
-  // taking a second one.
-  auto type = cast<RankedTensorType>(v.getType());
+Value Partitioner::elementwiseInto(
+    OpBuilder &b, ValueRange inputs, Value init,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(init.getType());
   unsigned rank = type.getRank();
-  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps(inputs.size() + 1,
+                              b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{}, ValueRange{v},
-             ArrayRef<AffineMap>{id}, iters,
+             b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iters,
              [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value c = arith::ConstantOp::create(
-                   nb, l, type.getElementType(),
-                   nb.getFloatAttr(type.getElementType(), factor));
-               Value r = arith::MulFOp::create(nb, l, args[0], c);
-               linalg::YieldOp::create(nb, l, r);
+               linalg::YieldOp::create(nb, l, body(nb, l, args));
              })
       .getResult(0);
 }
 
+Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
+  // In place (`v` is the init, no input): `v` is a collective's fresh
+  // result, used only here, so the product overwrites its buffer instead of
+  // taking a second one.
+  Type element = cast<RankedTensorType>(v.getType()).getElementType();
+  return elementwiseInto(
+      b, ValueRange{}, v, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value c = arith::ConstantOp::create(nb, l, element,
+                                            nb.getFloatAttr(element, factor));
+        return arith::MulFOp::create(nb, l, args[0], c).getResult();
+      });
+}
+
 Value Partitioner::accumulateInto(OpBuilder &b, Value acc, Value v) {
-  auto type = cast<RankedTensorType>(acc.getType());
-  unsigned rank = type.getRank();
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{v}, ValueRange{acc},
-             ArrayRef<AffineMap>{id, id}, iters,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value sum = arith::AddFOp::create(nb, l, args[1], args[0]);
-               linalg::YieldOp::create(nb, l, sum);
-             })
-      .getResult(0);
+  return elementwiseInto(
+      b, ValueRange{v}, acc, [](OpBuilder &nb, Location l, ValueRange args) {
+        return arith::AddFOp::create(nb, l, args[1], args[0]).getResult();
+      });
 }
 
 Value Partitioner::zeros(OpBuilder &b, RankedTensorType type,
