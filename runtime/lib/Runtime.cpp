@@ -30,6 +30,7 @@
 #include "Backend.h"
 #include "Comm.h"
 #include "CommQueue.h"
+#include "Nvme.h"
 #include "ThreadPool.h"
 
 #include <algorithm>
@@ -987,6 +988,7 @@ void zrt_shutdown(void) {
           std::lock_guard<std::mutex> lock(initMutex);
           activeBackend.store(nullptr);
         }
+        NvmeStore::get().close();
         memory().releaseCached();
         std::string error = CommQueue::get().drain();
         if (!error.empty())
@@ -1335,6 +1337,14 @@ int64_t zrt_all_gather_start_f64(const double *in, double *out,
 }
 
 void zrt_wait(int64_t request) {
+  if (request & NvmeStore::kRequestTag) {
+    std::string error = NvmeStore::get().wait(request);
+    if (!error.empty()) {
+      setLastError("zrt_wait", error.c_str());
+      reportFatal();
+    }
+    return;
+  }
   Clock::time_point begin = Clock::now();
   std::string error = CommQueue::get().wait(request);
   Clock::time_point end = Clock::now();
@@ -1433,4 +1443,119 @@ int zrt_trace_get(size_t index, zrt_trace_event *out) {
                  })
              ? 0
              : 1;
+}
+
+//===----------------------------------------------------------------------===//
+// NVMe offload
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The staging buffer of a driver's blocking transfer, counted to the
+/// extent's category while the call runs.
+void *allocateStaging(std::size_t bytes, int category) {
+  return memory().allocate(bytes, NvmeStore::kBlock, category,
+                           /*zeroed=*/false);
+}
+
+void freeStaging(void *ptr) { memory().release(ptr); }
+
+} // namespace
+
+int zrt_nvme_open(const char *dir) {
+  return guarded("zrt_nvme_open",
+                 [&] {
+                   if (!dir || !*dir)
+                     throw Error("no directory given");
+                   NvmeStore::get().open(dir, zrt_world_rank());
+                 })
+             ? 0
+             : 1;
+}
+
+void zrt_nvme_close(void) {
+  if (!guarded("zrt_nvme_close", [] { NvmeStore::get().close(); }))
+    reportFatal();
+}
+
+int64_t zrt_nvme_alloc(size_t bytes, zrt_category category) {
+  int64_t handle = 0;
+  guarded("zrt_nvme_alloc", [&] {
+    int c = categoryValue(category);
+    if (!validCategory(c))
+      throw Error(format("invalid category %d", c));
+    handle = NvmeStore::get().allocate(bytes, c);
+  });
+  return handle;
+}
+
+int zrt_nvme_read(int64_t extent, void *out, size_t bytes) {
+  return guarded("zrt_nvme_read",
+                 [&] {
+                   checkNotNull("out", bytes ? out : &bytes);
+                   NvmeStore::get().transfer(extent, false, out, bytes,
+                                             allocateStaging, freeStaging);
+                 })
+             ? 0
+             : 1;
+}
+
+int zrt_nvme_write(int64_t extent, const void *in, size_t bytes) {
+  return guarded("zrt_nvme_write",
+                 [&] {
+                   checkNotNull("in", bytes ? in : &bytes);
+                   NvmeStore::get().transfer(extent, true,
+                                             const_cast<void *>(in), bytes,
+                                             allocateStaging, freeStaging);
+                 })
+             ? 0
+             : 1;
+}
+
+int64_t zrt_nvme_read_start(int64_t extent, void *buffer, int64_t bytes) {
+  int64_t request = 0;
+  if (!guarded("zrt_nvme_read_start", [&] {
+        checkNonNegative("bytes", bytes);
+        request = NvmeStore::get().startRead(extent, buffer,
+                                             static_cast<size_t>(bytes));
+      }))
+    reportFatal();
+  return request;
+}
+
+int64_t zrt_nvme_write_start(int64_t extent, const void *buffer,
+                             int64_t bytes) {
+  int64_t request = 0;
+  if (!guarded("zrt_nvme_write_start", [&] {
+        checkNonNegative("bytes", bytes);
+        request = NvmeStore::get().startWrite(extent, buffer,
+                                              static_cast<size_t>(bytes));
+      }))
+    reportFatal();
+  return request;
+}
+
+void zrt_get_nvme_stats(zrt_nvme_stats *out) {
+  if (!out)
+    return;
+  if (!guarded("zrt_get_nvme_stats", [&] {
+        NvmeStore::Stats s = NvmeStore::get().stats();
+        *out = zrt_nvme_stats{};
+        for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
+          out->reserved[c] = s.reserved[c];
+        out->file_bytes = s.fileBytes;
+        out->disk_bytes = s.diskBytes;
+        out->read_bytes = s.readBytes;
+        out->written_bytes = s.writtenBytes;
+        out->reads = s.reads;
+        out->writes = s.writes;
+        out->wait_seconds = s.waitSeconds;
+      }))
+    reportFatal();
+}
+
+void zrt_reset_nvme_stats(void) {
+  if (!guarded("zrt_reset_nvme_stats",
+               [] { NvmeStore::get().resetCounters(); }))
+    reportFatal();
 }
