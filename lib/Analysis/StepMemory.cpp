@@ -283,6 +283,32 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
   bool paramsSharded = false;
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
+    // An NVMe extent (zero-offload, as lowered: an i64 handle with
+    // zero.extent): its reserved bytes, rounded up to the runtime's 4096,
+    // are on the NVMe tier, not in memory.
+    if (auto extent = fn.getArgAttrOfType<TypeAttr>(
+            i, ZeroDialect::ExtentAttrHelper::getNameStr())) {
+      auto tensor = dyn_cast<RankedTensorType>(extent.getValue());
+      if (!tensor || !tensor.hasStaticShape())
+        return fn.emitOpError() << "argument #" << i
+                                << " has a zero.extent that is no static "
+                                   "tensor type";
+      bool isParam =
+          fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) !=
+          nullptr;
+      int64_t eltBytes = (tensor.getElementTypeBitWidth() + 7) / 8;
+      int64_t bytes = tensor.getNumElements() * eltBytes;
+      int64_t reserved = (bytes + kNvmeBlock - 1) / kNvmeBlock * kNvmeBlock;
+      r.nvme[isParam ? "params" : "optimizer_states"] += reserved;
+      if (isParam) {
+        paramsSharded |= static_cast<bool>(fn.getArgAttr(
+            i, ZeroDialect::ShardedAttrHelper::getNameStr()));
+        paramEltBytes = eltBytes;
+        r.largestTensor = std::max(r.largestTensor, bytes);
+        ++r.numParams;
+      }
+      continue;
+    }
     if (!t)
       continue;
     FailureOr<int64_t> bytes = bytesOf(fn.getArgument(i).getLoc(), t);

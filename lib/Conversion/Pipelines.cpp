@@ -145,6 +145,13 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     schedule.memoryBudget = opts.memoryBudget;
     pm.addPass(createZeroSchedulePass(schedule));
   }
+  if (opts.offloadOptimizer != Placement::Device ||
+      opts.offloadParams != Placement::Device) {
+    ZeroOffloadPassOptions offload;
+    offload.optimizer = opts.offloadOptimizer;
+    offload.params = opts.offloadParams;
+    pm.addPass(createZeroOffloadPass(offload));
+  }
   LowerCPUOptions lower;
   lower.gemmToRuntime = opts.gemmToRuntime;
   lower.approximateMath = opts.approximateMath;

@@ -13,6 +13,7 @@
 #include "RuntimeCalls.h"
 
 #include "zero/Analysis/Allocations.h"
+#include "zero/Analysis/StepMemory.h"
 #include "zero/Conversion/Pipelines.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Transforms/Passes.h"
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROSHARDTORUNTIMEPASS
@@ -291,9 +293,37 @@ struct WaitModel
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto wait = cast<zero::WaitOp>(op);
-    if (!wait.getPending())
-      return success();
     Operation *start = wait.getToken().getDefiningOp();
+    if (!wait.getPending()) {
+      // A write to the NVMe tier keeps the buffer it reads, which is its
+      // bufferized start's input.
+      auto write = dyn_cast_or_null<zero::WriteStartOp>(start);
+      if (!write || write.hasTensorSemantics())
+        return op->emitOpError("bufferizes after its start, which must be "
+                               "bufferized first");
+      zero::WaitOp::create(rewriter, op->getLoc(), TypeRange{},
+                           wait.getToken(), Value(),
+                           ValueRange{write.getInput()});
+      rewriter.eraseOp(op);
+      return success();
+    }
+    if (auto read = dyn_cast_or_null<zero::ReadStartOp>(start)) {
+      if (read.hasTensorSemantics())
+        return op->emitOpError("bufferizes after its start, which must be "
+                               "bufferized first");
+      FailureOr<Value> pending =
+          getBuffer(rewriter, wait.getPending(), options, state);
+      if (failed(pending))
+        return failure();
+      if (*pending != read.getOutput())
+        return op->emitOpError("needs its pending tensor in place (it may "
+                               "only be used by this wait)");
+      zero::WaitOp::create(rewriter, op->getLoc(), TypeRange{},
+                           wait.getToken(), Value(),
+                           ValueRange{read.getOutput()});
+      replaceOpWithBufferizedValues(rewriter, op, read.getOutput());
+      return success();
+    }
     if (!start || start->getNumOperands() != 2)
       return op->emitOpError("bufferizes after its start, which must be "
                              "bufferized first");
@@ -311,6 +341,188 @@ struct WaitModel
                          wait.getToken(), Value(),
                          ValueRange{start->getOperand(0), out});
     replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Transfers of the NVMe tier (zero dialect)
+//===----------------------------------------------------------------------===//
+
+using zero::kNvmeBlock;
+
+/// Bytes a staging buffer of `type` holds: its elements' bytes rounded up
+/// to kNvmeBlock, or failure for elements that are not whole bytes.
+FailureOr<int64_t> stagingBytes(Operation *op, ShapedType type) {
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (bits % 8 != 0 || kNvmeBlock % (bits / 8) != 0)
+    return op->emitOpError() << "cannot stage elements of "
+                             << type.getElementType()
+                             << " for NVMe transfers (whole bytes that "
+                                "divide 4096 are needed)";
+  int64_t bytes = type.getNumElements() * (bits / 8);
+  return (bytes + kNvmeBlock - 1) / kNvmeBlock * kNvmeBlock;
+}
+
+/// A staging buffer for `type`: a 4096-aligned allocation of the rounded
+/// bytes, seen as the identity-layout memref of `type`'s shape.
+FailureOr<Value> allocateStaging(RewriterBase &rewriter, Operation *op,
+                                 ShapedType type, Attribute category) {
+  FailureOr<int64_t> bytes = stagingBytes(op, type);
+  if (failed(bytes))
+    return failure();
+  Type elt = type.getElementType();
+  int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+  Location loc = op->getLoc();
+  auto alloc = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get({*bytes / eltBytes}, elt),
+      rewriter.getI64IntegerAttr(kNvmeBlock));
+  if (category)
+    alloc->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
+                   category);
+  SmallVector<int64_t> strides(type.getRank(), 1);
+  for (int64_t i = type.getRank() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+  auto view = MemRefType::get(type.getShape(), elt);
+  return memref::ReinterpretCastOp::create(rewriter, loc, view, alloc, 0,
+                                           type.getShape(), strides)
+      .getResult();
+}
+
+/// Whether `buffer` is a staging buffer: the start of a 4096-aligned
+/// allocation of at least `bytes`, contiguous.
+bool isStaging(Value buffer, int64_t bytes) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.getLayout().isIdentity())
+    return false;
+  Operation *def = buffer.getDefiningOp();
+  if (auto cast = dyn_cast_or_null<memref::ReinterpretCastOp>(def)) {
+    if (cast.getStaticOffsets().size() != 1 || cast.getStaticOffsets()[0] != 0)
+      return false;
+    def = cast.getSource().getDefiningOp();
+  }
+  auto alloc = dyn_cast_or_null<memref::AllocOp>(def);
+  if (!alloc || !alloc.getAlignment() || *alloc.getAlignment() < kNvmeBlock)
+    return false;
+  MemRefType allocType = alloc.getType();
+  return allocType.hasStaticShape() &&
+         allocType.getNumElements() *
+                 (allocType.getElementType().getIntOrFloatBitWidth() / 8) >=
+             bytes;
+}
+
+/// zero.read_start on tensors reads into a fresh staging buffer, which the
+/// pending tensor is.
+struct ReadStartModel
+    : public BufferizableOpInterface::ExternalModel<ReadStartModel,
+                                                    zero::ReadStartOp> {
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &,
+                          BufferizationState &) const {
+    auto read = cast<zero::ReadStartOp>(op);
+    if (!read.hasTensorSemantics())
+      return success();
+    FailureOr<Value> staging = allocateStaging(
+        rewriter, op, read.getPending().getType(),
+        op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr()));
+    if (failed(staging))
+      return failure();
+    auto memrefRead = zero::ReadStartOp::create(
+        rewriter, op->getLoc(), TypeRange{read.getToken().getType()},
+        ValueRange{read.getExtent(), *staging}, op->getAttrs());
+    replaceOpWithBufferizedValues(rewriter, op,
+                                  ValueRange{*staging, memrefRead.getToken()});
+    return success();
+  }
+};
+
+/// zero.write_start on tensors writes from the tensor's buffer when that is
+/// a staging buffer (the optimizer updated the read one in place), else
+/// from a staging copy.
+struct WriteStartModel
+    : public BufferizableOpInterface::ExternalModel<WriteStartModel,
+                                                    zero::WriteStartOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto write = cast<zero::WriteStartOp>(op);
+    if (!write.hasTensorSemantics())
+      return success();
+    FailureOr<Value> in =
+        getBuffer(rewriter, write.getInput(), options, state);
+    if (failed(in))
+      return failure();
+    auto type = cast<ShapedType>(write.getInput().getType());
+    FailureOr<int64_t> bytes = stagingBytes(op, type);
+    if (failed(bytes))
+      return failure();
+    Value source = *in;
+    if (!isStaging(source, *bytes)) {
+      Attribute category;
+      if (Operation *alloc = zero::getAllocation(source))
+        category =
+            alloc->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr());
+      FailureOr<Value> staging =
+          allocateStaging(rewriter, op, type, category);
+      if (failed(staging))
+        return failure();
+      memref::CopyOp::create(rewriter, op->getLoc(), source, *staging);
+      source = *staging;
+    }
+    auto memrefWrite = zero::WriteStartOp::create(
+        rewriter, op->getLoc(), TypeRange{write.getToken().getType()},
+        ValueRange{source, write.getExtent()}, op->getAttrs());
+    replaceOpWithBufferizedValues(rewriter, op, memrefWrite.getToken());
+    return success();
+  }
+};
+
+/// read_start(extent, buffer) / write_start(buffer, extent) ->
+/// call @zrt_nvme_*_start(extent, buffer, bytes) : i64.
+template <typename OpT> struct TransferLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  static constexpr bool kRead = std::is_same_v<OpT, zero::ReadStartOp>;
+  static constexpr const char *kCallee =
+      kRead ? "zrt_nvme_read_start" : "zrt_nvme_write_start";
+
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.hasTensorSemantics())
+      return op.emitOpError("is still on tensors; bufferize first");
+    Value buffer;
+    if constexpr (kRead)
+      buffer = adaptor.getOutput();
+    else
+      buffer = adaptor.getInput();
+    FailureOr<int64_t> bytes =
+        stagingBytes(op, cast<ShapedType>(buffer.getType()));
+    if (failed(bytes))
+      return failure();
+    auto module = op->template getParentOfType<ModuleOp>();
+    Location loc = op.getLoc();
+    Value ptr = zero::getBufferView(rewriter, loc, buffer).ptr;
+    Value n = arith::ConstantIntOp::create(rewriter, loc,
+                                           rewriter.getI64Type(), *bytes);
+    auto call = func::CallOp::create(
+        rewriter, loc, module.template lookupSymbol<func::FuncOp>(kCallee),
+        ValueRange{adaptor.getExtent(), ptr, n});
+    rewriter.replaceOp(op, call.getResults());
     return success();
   }
 };
@@ -398,6 +610,15 @@ LogicalResult lowerStartedCollectives(ModuleOp module) {
       any = true;
       return;
     }
+    if (isa<zero::ReadStartOp, zero::WriteStartOp>(op)) {
+      any = true;
+      StringRef name = isa<zero::ReadStartOp>(op) ? "zrt_nvme_read_start"
+                                                  : "zrt_nvme_write_start";
+      if (failed(zero::getOrDeclareRuntimeFunc(
+              module, name, FunctionType::get(ctx, {i64, ptr, i64}, {i64}))))
+        ok = false;
+      return;
+    }
     if (!isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
              zero::AllReduceStartOp>(op))
       return;
@@ -421,15 +642,42 @@ LogicalResult lowerStartedCollectives(ModuleOp module) {
   converter.addConversion([](Type t) { return t; });
   converter.addConversion(
       [i64](zero::TokenType) -> Type { return i64; });
+  converter.addConversion(
+      [i64](zero::ExtentType) -> Type { return i64; });
+  // Inside a function whose extent arguments have become i64 handles.
+  converter.addSourceMaterialization([](OpBuilder &b, Type type,
+                                        ValueRange inputs, Location loc) {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs)
+        .getResult(0);
+  });
   ConversionTarget target(*ctx);
   target.addIllegalDialect<zero::ZeroDialect>();
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
+    return converter.isSignatureLegal(f.getFunctionType());
+  });
   RewritePatternSet patterns(ctx);
   patterns.add<StartLowering<zero::AllGatherStartOp>,
                StartLowering<zero::ReduceScatterStartOp>,
-               StartLowering<zero::AllReduceStartOp>, WaitLowering>(converter,
-                                                                   ctx);
+               StartLowering<zero::AllReduceStartOp>, WaitLowering,
+               TransferLowering<zero::ReadStartOp>,
+               TransferLowering<zero::WriteStartOp>>(converter, ctx);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
   return applyPartialConversion(module, target, std::move(patterns));
+}
+
+/// An argument of type !zero.extent becomes the runtime's i64 handle; the
+/// tensor it holds stays on the argument as `zero.extent`, for the step
+/// ABI (docs/runtime-abi.md).
+void recordExtentArguments(ModuleOp module) {
+  module.walk([](func::FuncOp f) {
+    ArrayRef<Type> inputs = f.getArgumentTypes();
+    for (unsigned i = 0; i < inputs.size(); ++i)
+      if (auto extent = dyn_cast<zero::ExtentType>(inputs[i]))
+        f.setArgAttr(i, zero::ZeroDialect::ExtentAttrHelper::getNameStr(),
+                     TypeAttr::get(extent.getTensorType()));
+  });
 }
 
 struct ZeroShardToRuntimePass
@@ -488,6 +736,7 @@ struct ZeroShardToRuntimePass
         op.erase();
       }
     }
+    recordExtentArguments(module);
     if (failed(lowerStartedCollectives(module)))
       return signalPassFailure();
     bool ok = true;
@@ -530,5 +779,7 @@ void mlir::zero::registerShardBufferizationModels(DialectRegistry &registry) {
     zero::AllReduceStartOp::attachInterface<
         StartModel<zero::AllReduceStartOp>>(*ctx);
     zero::WaitOp::attachInterface<WaitModel>(*ctx);
+    zero::ReadStartOp::attachInterface<ReadStartModel>(*ctx);
+    zero::WriteStartOp::attachInterface<WriteStartModel>(*ctx);
   });
 }

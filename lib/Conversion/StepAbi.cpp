@@ -125,6 +125,26 @@ private:
   Attribute loss;
 };
 
+/// The buffer argument `i` of `fn` stands for: its memref type, or for an
+/// NVMe extent handle (an i64 with `zero.extent`) the memref of the tensor
+/// the extent holds.
+MemRefType bufferType(func::FuncOp fn, unsigned i) {
+  Type type = fn.getArgument(i).getType();
+  if (auto memref = dyn_cast<MemRefType>(type))
+    return memref;
+  if (auto extent = fn.getArgAttrOfType<TypeAttr>(
+          i, ZeroDialect::ExtentAttrHelper::getNameStr()))
+    if (auto tensor = dyn_cast<RankedTensorType>(extent.getValue());
+        tensor && type.isInteger(64))
+      return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  return {};
+}
+
+/// Whether argument `i` of `fn` is an NVMe extent handle.
+bool isExtent(func::FuncOp fn, unsigned i) {
+  return !isa<MemRefType>(fn.getArgument(i).getType()) && bufferType(fn, i);
+}
+
 LogicalResult AbiBuilder::collectParams(ArrayRef<func::FuncOp> entries) {
   // The layout comes from zero-partition's manifest when there is one, and
   // is the unsharded one (world size 1) otherwise.
@@ -140,7 +160,7 @@ LogicalResult AbiBuilder::collectParams(ArrayRef<func::FuncOp> entries) {
     for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
       if (auto name = fn.getArgAttrOfType<StringAttr>(
               i, ZeroDialect::ParamAttrHelper::getNameStr())) {
-        auto memref = dyn_cast<MemRefType>(fn.getArgument(i).getType());
+        MemRefType memref = bufferType(fn, i);
         if (!memref)
           return argError(fn, i) << "parameter '" << name.getValue()
                                  << "' is not a buffer after bufferization";
@@ -239,7 +259,12 @@ LogicalResult AbiBuilder::collectParams(ArrayRef<func::FuncOp> entries) {
 FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
                                                   llvm::StringSet<> &seen) {
   Type type = fn.getArgument(i).getType();
-  auto memref = dyn_cast<MemRefType>(type);
+  MemRefType memref = bufferType(fn, i);
+  bool extent = isExtent(fn, i);
+  if (extent && !fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) &&
+      !fn.getArgAttr(i, ZeroDialect::StateAttrHelper::getNameStr()))
+    return argError(fn, i) << "is an NVMe extent but neither a parameter nor "
+                              "an optimizer state";
   if (memref && (!memref.hasStaticShape() || !memref.getLayout().isIdentity()))
     return argError(fn, i) << "is " << type
                            << "; the step ABI passes contiguous buffers of "
@@ -403,6 +428,8 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
     fields.push_back(b.getNamedAttr("sharded", b.getBoolAttr(true)));
   if (outCopy)
     fields.push_back(b.getNamedAttr("out_copy", b.getBoolAttr(true)));
+  if (extent)
+    fields.push_back(b.getNamedAttr("placement", b.getStringAttr("nvme")));
   return b.getDictionaryAttr(fields);
 }
 

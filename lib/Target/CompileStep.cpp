@@ -117,23 +117,36 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
                        "schedule (drop the option that turns it off)");
     schedule += " memory-budget=" + std::to_string(options.memoryBudget);
   }
+  bool offload = options.offloadOptimizer != "device" ||
+                 options.offloadParams != "device";
+  std::string placements =
+      "optimizer=" + options.offloadOptimizer + " params=" +
+      options.offloadParams;
   switch (info.form) {
   case StepForm::Lowered:
+    if (offload)
+      return makeError("the module is lowered already, with its placements "
+                       "built in: --offload optimizer= and params= apply to "
+                       "a module before zero-offload");
     return std::string();
   case StepForm::Partitioned:
     return (options.schedule ? "zero-schedule{" + schedule + "}," : "") +
+           (offload ? "zero-offload{" + placements + "}," : "") +
            "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
   case StepForm::Contract:
     // One rank without a stage: the contract functions as they are. More
     // ranks without a stage: plain data parallelism.
-    if (!options.stage && options.worldSize == 1 && options.accumulate == 1)
+    if (!options.stage && options.worldSize == 1 && options.accumulate == 1 &&
+        !offload)
       return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
     return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
                          "accumulate={5} target=cpu gemm-to-runtime={2} "
-                         "schedule={3} {4}}",
+                         "schedule={3} {4} offload-optimizer={6} "
+                         "offload-params={7}}",
                          options.stage.value_or(0), options.worldSize, gemm,
                          options.schedule ? "true" : "false", schedule,
-                         options.accumulate)
+                         options.accumulate, options.offloadOptimizer,
+                         options.offloadParams)
         .str();
   }
   return makeError("unknown step form");

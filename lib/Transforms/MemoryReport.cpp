@@ -67,6 +67,10 @@ struct ZeroMemoryReportPass
           d << (c ? ", " : "") << kMemoryCategories[c] << " "
             << r.predictedByCategory[c];
         d << ")";
+        if (!r.nvme.empty())
+          d << "; on NVMe: params " << r.nvme.lookup("params")
+            << " optimizer_states " << r.nvme.lookup("optimizer_states")
+            << " bytes";
       }
       return;
     }
@@ -79,6 +83,9 @@ struct ZeroMemoryReportPass
         states[kv.getKey()] = kv.getValue();
       for (auto &kv : r.arguments)
         args[kv.getKey()] = kv.getValue();
+      llvm::json::Object nvme;
+      for (auto &kv : r.nvme)
+        nvme[kv.getKey()] = kv.getValue();
       array.push_back(llvm::json::Object{
           {"function", fn.getSymName().str()},
           {"stage", r.stage},
@@ -88,6 +95,7 @@ struct ZeroMemoryReportPass
           {"generated_peak_bytes", r.generatedPeak},
           {"predicted_peak_bytes", r.predictedPeak},
           {"predicted_peak_bytes_by_category", std::move(byCategory)},
+          {"nvme_bytes_by_category", std::move(nvme)},
           {"largest_tensor_bytes", r.largestTensor},
           {"num_params", r.numParams}});
     }

@@ -1744,6 +1744,19 @@ struct ZeroSchedulePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // zero-offload places its transfers around the uses of offloaded values
+    // in the order this pass leaves; moving ops after it would break its
+    // double buffering, and this pass does not move transfers.
+    WalkResult offloaded = module.walk([&](Operation *op) {
+      if (!isa<zero::ReadStartOp, zero::WriteStartOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("is zero-offload's, and zero-schedule runs before "
+                      "zero-offload: schedule the step first, then offload "
+                      "it");
+      return WalkResult::interrupt();
+    });
+    if (offloaded.wasInterrupted())
+      return signalPassFailure();
     for (auto [value, name] :
          {std::pair<double, StringRef>{gemmGflops, "gemm-gflops"},
           {vectorGflops, "vector-gflops"},

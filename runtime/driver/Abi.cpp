@@ -313,6 +313,15 @@ bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
       r.flag(a, "scalar", arg.scalar);
       r.flag(a, "sharded", arg.sharded);
       r.flag(a, "out_copy", arg.outCopy);
+      if (a.get("placement")) {
+        std::string placement;
+        if (!r.string(a, "placement", placement, argWhere))
+          return done(false);
+        if (placement != "nvme")
+          return done(r.fail(argWhere + " has placement '" + placement +
+                             "'; this driver knows 'nvme'"));
+        arg.nvme = true;
+      }
       if (!arg.scalar && !r.shape(a, arg.shape, argWhere, &arg.elements))
         return done(false);
       size_t limit = 0;

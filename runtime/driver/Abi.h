@@ -73,6 +73,8 @@ struct Arg {
   std::vector<int64_t> shape;
   int64_t elements = 1;
   bool scalar = false, sharded = false, outCopy = false;
+  /// On the NVMe tier: passed as the extent's handle (an int64 by value).
+  bool nvme = false;
 };
 
 struct Entry {

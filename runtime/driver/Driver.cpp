@@ -16,6 +16,7 @@
 #include "Files.h"
 #include "Json.h"
 #include "LinkSpec.h"
+#include "OffloadSpec.h"
 
 #include <algorithm>
 #include <chrono>
@@ -57,6 +58,7 @@ struct Options {
   double commTimeout = 600;
   std::string simLink;
   double linkGbps = 0, linkLatencyUs = 0;
+  std::string offload;
   std::string progress = "auto";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
          weightDecay = 0.01, maxGradNorm = 1.0;
@@ -127,6 +129,14 @@ constexpr const char *kUsage = R"(Training:
                          zrt_set_sim_link)
   --progress MODE        auto (a bar on a terminal, lines otherwise), bar,
                          lines or none
+  --offload optimizer=nvme,params=nvme,nvme-dir=DIR
+                         ZeRO-Infinity's NVMe tier: the optimizer states
+                         (and at stage 3 the parameter shards) live in
+                         DIR/zero-rank<R>.nvme (a disk file system: O_DIRECT
+                         and io_uring), read into staging buffers around
+                         their uses and written back each step; the file is
+                         removed at the end. A compiled binary has its
+                         placements built in and takes nvme-dir=DIR
 
 Batches: language-model steps (batch inputs 'tokens' and 'targets', whose
 zero.token_range bounds the token ids) read --data or the built-in corpus;
@@ -190,6 +200,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"comm-timeout", Double, &opts.commTimeout},
       {"sim-link", String, &opts.simLink},
       {"progress", String, &opts.progress},
+      {"offload", String, &opts.offload},
       {"lr", Double, &opts.lr},
       {"beta1", Double, &opts.beta1},
       {"beta2", Double, &opts.beta2},
@@ -378,9 +389,12 @@ std::string format(const char *fmt, ...) {
 
 struct Tensor {
   void *data = nullptr;
+  /// On the NVMe tier instead of in memory: the extent's handle.
+  int64_t extent = 0;
   int64_t elements = 0;
   DType dtype = DType::F32;
   size_t bytes() const { return static_cast<size_t>(elements) * dtypeBytes(dtype); }
+  bool held() const { return data || extent; }
 };
 
 Tensor allocate(int64_t elements, DType dtype, zrt_category category) {
@@ -392,6 +406,42 @@ Tensor allocate(int64_t elements, DType dtype, zrt_category category) {
     fail(zrt_last_error());
   return t;
 }
+
+/// An extent of the NVMe tier for a tensor of `elements` (zeros).
+Tensor allocateOnNvme(int64_t elements, DType dtype, zrt_category category) {
+  Tensor t;
+  t.elements = elements;
+  t.dtype = dtype;
+  t.extent = zrt_nvme_alloc(t.bytes(), category);
+  if (!t.extent)
+    fail(zrt_last_error());
+  return t;
+}
+
+/// A tensor's values in memory for the driver to read or change: the
+/// tensor itself, or for one on the NVMe tier a copy in the driver's own
+/// memory (not the runtime's: the step's figures stay its own) that
+/// `store` writes back.
+class HostView {
+public:
+  explicit HostView(Tensor &t, bool load = true) : t(&t) {
+    if (!t.extent) {
+      data = t.data;
+      return;
+    }
+    copy.assign(t.bytes(), 0);
+    data = copy.data();
+    if (load && zrt_nvme_read(t.extent, data, t.bytes()) != 0)
+      fail(zrt_last_error());
+  }
+  void store() {
+    if (t->extent && zrt_nvme_write(t->extent, data, t->bytes()) != 0)
+      fail(zrt_last_error());
+  }
+  Tensor *t;
+  std::vector<char> copy;
+  void *data = nullptr;
+};
 
 /// The run's buffers, by role and descriptor index.
 struct Buffers {
@@ -436,10 +486,12 @@ void call(const Entry &entry, Buffers &b) {
       t = &b.loss;
       break;
     }
-    if (!t->data || t->elements != arg.elements || t->dtype != arg.dtype)
+    if (!t->held() || t->elements != arg.elements || t->dtype != arg.dtype ||
+        (t->extent != 0) != arg.nvme)
       fail("entry '" + entry.name + "' argument #" + std::to_string(i) +
            " does not match the buffer the descriptor gave its role");
-    args[i] = t->data;
+    // An extent goes by value: args[i] points at the handle.
+    args[i] = arg.nvme ? static_cast<void *>(&t->extent) : t->data;
     if (arg.outCopy) {
       // A second copy of the parameter or state: counted as one, as
       // zero-memory-report counts the argument.
@@ -827,6 +879,9 @@ double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
   for (int q = 0; q < world; ++q)
     m.files[q].name = shardFileName(q);
   std::vector<Chunk> mine;
+  // Tensors on the NVMe tier are read into memory for the save.
+  std::vector<HostView> views;
+  views.reserve(held.size());
   for (const Held &h : held) {
     CkptTensor t = h.tensor;
     size_t eb = dtypeBytes(t.dtype);
@@ -840,7 +895,8 @@ double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
     }
     m.tensors.push_back(std::move(t));
     if (h.saveBegin < h.saveEnd) {
-      const char *data = static_cast<const char *>(h.buffer->data);
+      views.emplace_back(*h.buffer);
+      const char *data = static_cast<const char *>(views.back().data);
       int64_t first = h.tensor.sharded ? 0 : h.saveBegin;
       mine.push_back({data + first * eb,
                       static_cast<size_t>(h.saveEnd - h.saveBegin) * eb});
@@ -948,8 +1004,10 @@ CkptManifest resumeCheckpoint(std::vector<Held> &held, const std::string &path,
     if (h.tensor.state && fresh)
       continue;
     const CkptTensor *t = m.find(h.tensor.param, h.tensor.kind);
-    if (!reader.read(*t, h.loadBegin, h.loadEnd, h.buffer->data, error))
+    HostView view(*h.buffer, /*load=*/false);
+    if (!reader.read(*t, h.loadBegin, h.loadEnd, view.data, error))
       fail(error + "; resume refused");
+    view.store();
   }
   return m;
 }
@@ -1004,6 +1062,52 @@ int train(const zrt_driver_program &program, Options &opts) {
   if (!trainStep && !(fb && opt))
     failAll("the step has neither a train_step entry nor forward_backward "
             "and optimizer entries");
+
+  // The NVMe tier: what the step keeps there is compiled in (the
+  // descriptor's placements); where is the run's choice.
+  OffloadSpec offload;
+  if (!opts.offload.empty() && !parseOffloadSpec(opts.offload, offload, error))
+    failAll(error);
+  bool statesOnNvme = false, paramsOnNvme = false;
+  for (const Entry &e : abi.entries)
+    for (const Arg &arg : e.args)
+      if (arg.nvme) {
+        statesOnNvme |= arg.role == Role::State;
+        paramsOnNvme |= arg.role == Role::Param;
+      }
+  auto recompile = [&](const char *what, const char *spec) {
+    failAll(format("--offload %s: this step keeps its %s in memory, and "
+                   "placements are compiled in: compile it with %s (zero-run "
+                   "does when it compiles the step itself)",
+                   spec, what,
+                   tool == "zero-run" ? "--offload on a module before "
+                                        "zero-offload"
+                                      : "zero-compile --offload"));
+  };
+  if (offload.optimizer == "nvme" && !statesOnNvme && !abi.states.empty())
+    recompile("optimizer states", "optimizer=nvme");
+  if (offload.params == "nvme" && !paramsOnNvme)
+    recompile("parameters", "params=nvme");
+  if (offload.optimizer == "host")
+    failAll("--offload optimizer=host is not supported yet: it needs a "
+            "device target, and this step runs on the CPU in host memory "
+            "already (use optimizer=nvme)");
+  if (statesOnNvme || paramsOnNvme) {
+    if (offload.nvmeDir.empty())
+      failAll(format("this step keeps its %s on the NVMe tier (zero-offload): "
+                     "give --offload nvme-dir=DIR, a directory on a disk file "
+                     "system",
+                     statesOnNvme && paramsOnNvme ? "optimizer states and "
+                                                    "parameter shards"
+                     : statesOnNvme ? "optimizer states"
+                                    : "parameter shards"));
+    if (zrt_nvme_open(offload.nvmeDir.c_str()) != 0)
+      fail(zrt_last_error());
+  } else if (!offload.nvmeDir.empty()) {
+    failAll("--offload nvme-dir=" + offload.nvmeDir +
+            ": this step keeps nothing on the NVMe tier (compile it with "
+            "--offload optimizer=nvme or params=nvme)");
+  }
   if (opts.checkGrads && !fb)
     failAll("--check-grads checks forward_backward, which a partitioned "
             "step does not have; check the step before partitioning (no "
@@ -1122,14 +1226,15 @@ int train(const zrt_driver_program &program, Options &opts) {
         continue;
       }
       Tensor &t = (*group)[arg.index];
-      if (!t.data)
-        t = allocate(arg.elements, arg.dtype, category);
+      if (!t.held())
+        t = arg.nvme ? allocateOnNvme(arg.elements, arg.dtype, category)
+                     : allocate(arg.elements, arg.dtype, category);
     }
   for (size_t i = 0; i < abi.params.size(); ++i)
-    if (!b.params[i].data)
+    if (!b.params[i].held())
       failAll("parameter '" + abi.params[i].name + "' is no entry's argument");
   for (size_t s = 0; s < b.states.size(); ++s)
-    if (!b.states[s].data)
+    if (!b.states[s].held())
       failAll("optimizer state '" + abi.states[s].kind + "' of '" +
               abi.params[abi.states[s].param].name + "' is no entry's argument");
 
@@ -1222,8 +1327,12 @@ int train(const zrt_driver_program &program, Options &opts) {
   for (size_t i = 0; i < abi.params.size() && opts.resume.empty(); ++i) {
     const Param &p = abi.params[i];
     Tensor &t = b.params[i];
+    HostView view(t, /*load=*/false);
     bool sharded = t.elements != p.numel;
-    Tensor full = sharded ? allocate(p.numel, p.dtype, ZRT_ACTIVATIONS) : t;
+    Tensor full = t;
+    full.data = view.data;
+    if (sharded)
+      full = allocate(p.numel, p.dtype, ZRT_ACTIVATIONS);
     size_t eltBytes = dtypeBytes(p.dtype);
     if (!initBytes.empty()) {
       std::memcpy(full.data, initBytes.data() + initOffset, full.bytes());
@@ -1234,10 +1343,11 @@ int train(const zrt_driver_program &program, Options &opts) {
     if (sharded) {
       int64_t begin = std::min<int64_t>(rank * p.shard, p.numel);
       int64_t end = std::min<int64_t>(begin + p.shard, p.numel);
-      std::memcpy(t.data, static_cast<char *>(full.data) + begin * eltBytes,
+      std::memcpy(view.data, static_cast<char *>(full.data) + begin * eltBytes,
                   static_cast<size_t>(end - begin) * eltBytes);
       zrt_free(full.data);
     }
+    view.store();
   }
   initBytes.clear();
   initBytes.shrink_to_fit();
@@ -1289,6 +1399,7 @@ int train(const zrt_driver_program &program, Options &opts) {
   ProgressBar bar(opts.steps, opts.progress);
   zrt_reset_gemm_stats();
   zrt_reset_comm_stats();
+  zrt_reset_nvme_stats();
   // Peaks from here on are the training's, not set-up's.
   zrt_reset_peaks();
   std::vector<double> saveSeconds;
@@ -1357,6 +1468,8 @@ int train(const zrt_driver_program &program, Options &opts) {
   zrt_get_gemm_stats(&gemm);
   zrt_comm_stats comm;
   zrt_get_comm_stats(&comm);
+  zrt_nvme_stats nvme;
+  zrt_get_nvme_stats(&nvme);
   // The largest peak of any rank, per category (every rank takes part).
   std::vector<double> peakMax(ZRT_NUM_CATEGORIES + 1);
   for (int c = 0; c <= ZRT_NUM_CATEGORIES; ++c)
@@ -1366,21 +1479,24 @@ int train(const zrt_driver_program &program, Options &opts) {
   // Full parameters for --dump-params: sharded ones are gathered (every
   // rank takes part), and rank 0 writes.
   std::vector<Tensor> gathered;
+  std::vector<HostView> views;
   std::vector<Chunk> paramChunks;
   if (!opts.dumpParams.empty())
     for (size_t i = 0; i < abi.params.size(); ++i) {
       const Param &p = abi.params[i];
       Tensor &t = b.params[i];
+      views.emplace_back(t);
+      void *data = views.back().data;
       if (t.elements == p.numel) {
-        paramChunks.push_back({t.data, t.bytes()});
+        paramChunks.push_back({data, t.bytes()});
         continue;
       }
       Tensor all = allocate(p.padded, p.dtype, ZRT_ACTIVATIONS);
       if (p.dtype == DType::F32)
-        zrt_all_gather_f32(static_cast<float *>(t.data),
+        zrt_all_gather_f32(static_cast<float *>(data),
                            static_cast<float *>(all.data), t.elements);
       else
-        zrt_all_gather_f64(static_cast<double *>(t.data),
+        zrt_all_gather_f64(static_cast<double *>(data),
                            static_cast<double *>(all.data), t.elements);
       gathered.push_back(all);
       paramChunks.push_back(
@@ -1459,6 +1575,24 @@ int train(const zrt_driver_program &program, Options &opts) {
                 JsonValue::number(trained ? commSeconds / trained : 0.0));
       stats.set("wait_seconds_per_step",
                 JsonValue::number(trained ? comm.wait_seconds / trained : 0.0));
+      if (statesOnNvme || paramsOnNvme) {
+        // Rank 0's figures; every rank's file holds the same extents.
+        JsonValue tier = JsonValue::object(), reserved = JsonValue::object();
+        for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
+          reserved.set(zrt_category_name(static_cast<zrt_category>(c)),
+                       JsonValue::integer(static_cast<int64_t>(nvme.reserved[c])));
+        tier.set("dir", JsonValue::string(offload.nvmeDir));
+        tier.set("reserved_bytes", std::move(reserved));
+        tier.set("file_bytes", JsonValue::integer(static_cast<int64_t>(nvme.file_bytes)));
+        tier.set("disk_bytes", JsonValue::integer(static_cast<int64_t>(nvme.disk_bytes)));
+        tier.set("read_bytes_per_step",
+                 JsonValue::integer(trained ? static_cast<int64_t>(nvme.read_bytes / trained) : 0));
+        tier.set("written_bytes_per_step",
+                 JsonValue::integer(trained ? static_cast<int64_t>(nvme.written_bytes / trained) : 0));
+        tier.set("wait_seconds_per_step",
+                 JsonValue::number(trained ? nvme.wait_seconds / trained : 0.0));
+        stats.set("nvme", std::move(tier));
+      }
       if (!opts.simLink.empty()) {
         JsonValue link = JsonValue::object();
         link.set("gbps", JsonValue::number(std::isinf(opts.linkGbps)

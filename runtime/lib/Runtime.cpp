@@ -1451,14 +1451,14 @@ int zrt_trace_get(size_t index, zrt_trace_event *out) {
 
 namespace {
 
-/// The staging buffer of a driver's blocking transfer, counted to the
-/// extent's category while the call runs.
-void *allocateStaging(std::size_t bytes, int category) {
-  return memory().allocate(bytes, NvmeStore::kBlock, category,
-                           /*zeroed=*/false);
+/// The staging buffer of a driver's blocking transfer: the runtime's own,
+/// uncounted (drivers transfer between steps, and the step's figures stay
+/// its own).
+void *allocateStaging(std::size_t bytes, int) {
+  return std::aligned_alloc(NvmeStore::kBlock, bytes);
 }
 
-void freeStaging(void *ptr) { memory().release(ptr); }
+void freeStaging(void *ptr) { std::free(ptr); }
 
 } // namespace
 

@@ -121,7 +121,7 @@ TEST_F(RuntimeNvme, StartedTransfersRoundTrip) {
 }
 
 // The drivers' blocking transfers take any alignment and any length up to
-// the extent's; their staging buffer is counted while they run and freed.
+// the extent's.
 TEST_F(RuntimeNvme, BlockingTransfersAnyAlignment) {
   constexpr size_t kBytes = 9 * 1024 * 1024 + 3; // three staging rounds
   int64_t e = zrt_nvme_alloc(kBytes, ZRT_PARAMS);
@@ -131,8 +131,9 @@ TEST_F(RuntimeNvme, BlockingTransfersAnyAlignment) {
   ASSERT_EQ(zrt_nvme_write(e, data.data() + 1, kBytes), 0) << zrt_last_error();
   ASSERT_EQ(zrt_nvme_read(e, back.data() + 1, kBytes), 0) << zrt_last_error();
   EXPECT_EQ(std::memcmp(data.data() + 1, back.data() + 1, kBytes), 0);
-  EXPECT_EQ(memoryStats().current_total, 0u);
-  EXPECT_EQ(memoryStats().peak[ZRT_PARAMS], 4u << 20);
+  // The staging buffer is the runtime's own: the step's figures stay its
+  // own.
+  EXPECT_EQ(memoryStats().peak_total, 0u);
   // A prefix reads; a partial write does not.
   std::vector<char> head(100);
   ASSERT_EQ(zrt_nvme_read(e, head.data(), head.size()), 0);

@@ -10,6 +10,7 @@
 
 #include "ZeroCompileConfig.h"
 #include "LinkSpec.h"
+#include "OffloadSpec.h"
 
 #include "zero/Conversion/StepAbi.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -86,6 +87,11 @@ Options:
                          zero-memory-report predicts it (40000000, 40MB,
                          38MiB): prefetches that would exceed it start later;
                          a step over it even unscheduled does not compile
+  --offload optimizer=nvme,params=nvme
+                         keep the optimizer states (params=nvme: and the
+                         stage-3 parameter shards) on the NVMe tier
+                         (zero-offload); the binary then takes
+                         --offload nvme-dir=DIR for where
   --linker CXX           the C++ compiler driver that links the executable
                          (default: $ZERO_LINKER, else the compiler zero-mlir
                          was built with)
@@ -96,6 +102,7 @@ struct Options {
   bool haveInput = false, objectOnly = false;
   std::optional<int64_t> stage, worldSize;
   int64_t accumulate = 1;
+  std::string offloadOptimizer = "device", offloadParams = "device";
   unsigned optLevel = 2;
   std::string targetCpu = "host";
   bool gemmToRuntime = true;
@@ -179,6 +186,16 @@ Options parseOptions(int argc, char **argv) {
         fail("option '--memory-budget' expects a positive byte count such "
              "as 40000000, 40MB or 38MiB, got '" + v + "'");
       opts.memoryBudget = *bytes;
+    } else if (key == "offload") {
+      ::zero::driver::OffloadSpec offload;
+      std::string error;
+      if (!::zero::driver::parseOffloadSpec(value(), offload, error))
+        fail(error);
+      if (!offload.nvmeDir.empty())
+        fail("--offload nvme-dir is the training run's choice: give it to "
+             "the binary (./train --offload nvme-dir=DIR)");
+      opts.offloadOptimizer = offload.optimizer;
+      opts.offloadParams = offload.params;
     } else if (key == "linker") {
       opts.linker = value();
     } else {
@@ -343,6 +360,8 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.stage = opts.stage;
   options.accumulate = opts.accumulate;
+  options.offloadOptimizer = opts.offloadOptimizer;
+  options.offloadParams = opts.offloadParams;
   options.worldSize = opts.worldSize.value_or(
       info.partitioned ? info.worldSize : 1);
   options.gemmToRuntime = opts.gemmToRuntime;

@@ -17,6 +17,7 @@
 
 #include "zero/driver.h"
 #include "LinkSpec.h"
+#include "OffloadSpec.h"
 #include "zero/runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -101,7 +102,7 @@ struct RunOptions {
   std::string targetCpu = "host";
   bool gemmToRuntime = true;
   bool schedule = true;
-  std::string linkModel, simLink;
+  std::string linkModel, simLink, offload;
   int64_t memoryBudget = 0;
   std::string cacheDir;
   bool noCache = false;
@@ -195,6 +196,10 @@ RunOptions parseOptions(int argc, char **argv) {
       if (key == "sim-link")
         opts.simLink = hasInline ? inlineValue.str()
                                  : (i + 1 < argc ? argv[i + 1] : "");
+      // The placements are compiled in; the driver opens the directory.
+      if (key == "offload")
+        opts.offload = hasInline ? inlineValue.str()
+                                 : (i + 1 < argc ? argv[i + 1] : "");
       if (!hasInline && arity == 1 && i + 1 < argc)
         opts.forwarded.push_back(argv[++i]);
     }
@@ -232,12 +237,14 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
   else
     hash.update("unknown executable " + exe);
   hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
-                            "link={5},{6} budget={7} accumulate={8}\n",
+                            "link={5},{6} budget={7} accumulate={8} "
+                            "offload={9},{10}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
                             options.linkGbps, options.linkLatencyUs,
-                            options.memoryBudget, options.accumulate)
+                            options.memoryBudget, options.accumulate,
+                            options.offloadOptimizer, options.offloadParams)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -355,6 +362,14 @@ int main(int argc, char **argv) {
   if (opts.memoryBudget > 0 && !opts.schedule)
     fail("--memory-budget is held by zero-schedule: drop --no-schedule");
   options.memoryBudget = opts.memoryBudget;
+  if (!opts.offload.empty()) {
+    ::zero::driver::OffloadSpec offload;
+    std::string message;
+    if (!::zero::driver::parseOffloadSpec(opts.offload, offload, message))
+      fail(message);
+    options.offloadOptimizer = offload.optimizer;
+    options.offloadParams = offload.params;
+  }
   // The cost model's link: --link-model, else the link the run simulates.
   if (const std::string &spec =
           opts.linkModel.empty() ? opts.simLink : opts.linkModel;

@@ -29,10 +29,17 @@ inline constexpr llvm::StringLiteral kMemoryCategories[kNumMemoryCategories] = {
     kAllocCategories[0], kAllocCategories[1], kAllocCategories[2],
     kAllocCategories[3], "comm"};
 
+/// The runtime's NVMe extents start at and round up to this many bytes
+/// (runtime.h, "NVMe offload").
+inline constexpr int64_t kNvmeBlock = 4096;
+
 struct StepMemory {
   int64_t stage = -1, worldSize = 1;
   llvm::StringMap<int64_t> modelStates; ///< params, grads, optimizer_states
   llvm::StringMap<int64_t> arguments;   ///< by category
+  /// Bytes on the NVMe tier by category (zero-offload's extents, each
+  /// rounded up to kNvmeBlock as the runtime reserves them).
+  llvm::StringMap<int64_t> nvme;
   int64_t largestTensor = 0; ///< bytes of the largest padded parameter
   int64_t numParams = 0;
   /// Peak of the bytes the function allocates itself.

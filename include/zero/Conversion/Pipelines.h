@@ -10,6 +10,8 @@
 #ifndef ZERO_CONVERSION_PIPELINES_H
 #define ZERO_CONVERSION_PIPELINES_H
 
+#include "zero/Transforms/Passes.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -79,6 +81,23 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::desc("zero-schedule's memory budget: bytes one rank may hold "
                      "at the step's peak (0: none; needs schedule)"),
       llvm::cl::init(0)};
+  PassOptions::Option<Placement> offloadOptimizer{
+      *this, "offload-optimizer",
+      llvm::cl::desc("zero-offload's optimizer placement (after "
+                     "zero-schedule)"),
+      llvm::cl::init(Placement::Device),
+      llvm::cl::values(
+          clEnumValN(Placement::Device, "device", "in the step's memory"),
+          clEnumValN(Placement::Host, "host",
+                     "in host memory next to a device (not supported yet)"),
+          clEnumValN(Placement::Nvme, "nvme", "on the NVMe tier"))};
+  PassOptions::Option<Placement> offloadParams{
+      *this, "offload-params",
+      llvm::cl::desc("zero-offload's placement of stage-3 parameter shards"),
+      llvm::cl::init(Placement::Device),
+      llvm::cl::values(
+          clEnumValN(Placement::Device, "device", "in the step's memory"),
+          clEnumValN(Placement::Nvme, "nvme", "on the NVMe tier"))};
   PassOptions::Option<Target> target{
       *this, "target", llvm::cl::desc("What the step is lowered for"),
       llvm::cl::init(Target::CPU),

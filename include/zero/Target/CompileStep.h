@@ -81,6 +81,8 @@ struct CompileOptions {
   double linkLatencyUs = 20.0;
   /// zero-schedule's memory budget in bytes per rank (0: none).
   int64_t memoryBudget = 0;
+  /// zero-offload's placements: "device", "host" or "nvme".
+  std::string offloadOptimizer = "device", offloadParams = "device";
   ObjectOptions object;
 };
 

@@ -9,6 +9,9 @@
 
 namespace mlir::zero {
 
+/// Where zero-offload keeps a kind of model state.
+enum class Placement { Device, Host, Nvme };
+
 #define GEN_PASS_DECL
 #include "zero/Transforms/Passes.h.inc"
 

@@ -1041,6 +1041,88 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
+  let summary = "Keep optimizer states (and stage-3 parameter shards) on "
+                "the NVMe tier";
+  let description = [{
+    ZeRO-Infinity's tier on the ZeRO form: with `optimizer=nvme` every
+    optimizer state of `@train_step`, and with `params=nvme` (stage 3) every
+    parameter shard, leaves memory. Its argument becomes a
+    `!zero.extent<tensor<...>>` (a handle to the rank's NVMe file) and its
+    result goes: the step reads the value into a staging buffer with
+    `zero.read_start` / `zero.wait` right before each operation that uses
+    it, and writes the new value back with `zero.write_start` as soon as it
+    exists. The staging buffers are all that stays in memory, counted in the
+    category of what they hold.
+
+    Transfers are placed around the *uses* of offloaded values in program
+    order, so the pass runs after zero-schedule and keeps whatever order it
+    chose (zero-schedule refuses an offloaded step). Double buffering: the
+    read for a use starts right before the previous use (so it loads while
+    that one computes), and the write after a use completes right before
+    the use after next (so it drains while the next one computes); at most
+    three uses' staging buffers are live at once. Every read of a value's
+    old contents completes before its new contents are written.
+
+    Before (stage 3, abridged):
+    ```mlir
+    func.func @train_step(%w: tensor<8xf32> {zero.param = "w", zero.sharded},
+                          %m: tensor<8xf32> {zero.state = {kind = "exp_avg", param = "w"}, zero.sharded}, ...)
+        -> (..., tensor<8xf32> {zero.param = "w", zero.sharded}, tensor<8xf32> {zero.state = ...}) {
+      ...
+      %new:2 = linalg.generic ... ins(%w, %g, %m ...) outs(%w, %m ...)
+      return ..., %new#0, %new#1
+    ```
+    After `zero-offload{optimizer=nvme params=nvme}`:
+    ```mlir
+    func.func @train_step(%w: !zero.extent<tensor<8xf32>> {zero.param = "w", zero.sharded},
+                          %m: !zero.extent<tensor<8xf32>> {zero.state = ...}, ...) -> (...) {
+      %pw, %tw = zero.read_start %w {zero.category = "params"} : ... -> tensor<8xf32>
+      ...
+      %w0 = zero.wait %tw, %pw : tensor<8xf32> -> tensor<8xf32>
+      %m0 = zero.wait %tm, %pm : tensor<8xf32> -> tensor<8xf32>
+      %new:2 = linalg.generic ... ins(%w0, %g, %m0 ...) outs(%w0, %m0 ...)
+      %t1 = zero.write_start %new#0 to %w : tensor<8xf32> to !zero.extent<tensor<8xf32>>
+      %t2 = zero.write_start %new#1 to %m : ...
+      ...
+      zero.wait %t1 keep(%new#0 : tensor<8xf32>)
+      zero.wait %t2 keep(%new#1 : tensor<8xf32>)
+      return ...
+    ```
+    The runtime (runtime.h, "NVMe offload") keeps the extents in
+    `nvme-dir`/zero-rank<R>.nvme, read and written with io_uring and
+    O_DIRECT; the driver takes the directory (`--offload nvme-dir=DIR`).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "::mlir::zero::Placement",
+           "::mlir::zero::Placement::Device",
+           "Where the optimizer states live",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::zero::Placement::Device, "device",
+                        "in the step's memory (no offload)"),
+             clEnumValN(::mlir::zero::Placement::Host, "host",
+                        "in host memory next to a device (ZeRO-Offload); "
+                        "not supported yet: needs a device target"),
+             clEnumValN(::mlir::zero::Placement::Nvme, "nvme",
+                        "on the NVMe tier (ZeRO-Infinity)"))}]>,
+    Option<"params", "params", "::mlir::zero::Placement",
+           "::mlir::zero::Placement::Device",
+           "Where the parameter shards live (stage 3)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::zero::Placement::Device, "device",
+                        "in the step's memory (no offload)"),
+             clEnumValN(::mlir::zero::Placement::Nvme, "nvme",
+                        "on the NVMe tier (stage 3 only)"))}]>
+  ];
+  let statistics = [
+    Statistic<"numOffloaded", "offloaded-values",
+              "Arguments moved to the NVMe tier">,
+    Statistic<"numReads", "reads", "Reads of the NVMe tier placed">,
+    Statistic<"numWrites", "writes", "Writes of the NVMe tier placed">
+  ];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+}
+
 def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
   let summary = "Predict per-rank memory of a bufferized training step";
   let description = [{

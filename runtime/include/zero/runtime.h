@@ -580,8 +580,9 @@ ZRT_API int64_t zrt_nvme_alloc(size_t bytes, zrt_category category);
 /* Blocking transfers for drivers (initialization, checkpoints, dumps): the
  * extent's first `bytes` into `out` (at most its size), or all of its
  * bytes from `in` (`bytes` = its size); any alignment, through a staging
- * buffer of at most 4 MiB counted to the extent's category while the call
- * runs. Return 0, or nonzero with zrt_last_error() set. */
+ * buffer of at most 4 MiB of the runtime's own, which no category counts
+ * (drivers transfer between steps; the step's figures stay its own).
+ * Return 0, or nonzero with zrt_last_error() set. */
 ZRT_API int zrt_nvme_read(int64_t extent, void *out, size_t bytes);
 ZRT_API int zrt_nvme_write(int64_t extent, const void *in, size_t bytes);
 

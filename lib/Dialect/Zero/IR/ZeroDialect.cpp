@@ -186,10 +186,97 @@ void AllReduceStartOp::getEffects(
   startEffects(getInput(), getOutput(), effects, *this);
 }
 
+//===----------------------------------------------------------------------===//
+// The NVMe tier
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ExtentType::verify(function_ref<InFlightDiagnostic()> emitError,
+                   RankedTensorType tensorType) {
+  if (!tensorType.hasStaticShape())
+    return emitError() << "!zero.extent needs a static shape, got "
+                       << tensorType;
+  if (!tensorType.getElementType().isIntOrFloat())
+    return emitError() << "!zero.extent holds integers or floats, got "
+                       << tensorType.getElementType();
+  return success();
+}
+
+namespace {
+/// The staging side of a transfer must hold the extent's tensor: the same
+/// shape and element type, and as a memref a contiguous row-major one.
+LogicalResult verifyStaged(Operation *op, Type staged, ExtentType extent,
+                           StringRef what) {
+  auto shaped = cast<ShapedType>(staged);
+  RankedTensorType kept = extent.getTensorType();
+  if (shaped.getShape() != kept.getShape() ||
+      shaped.getElementType() != kept.getElementType())
+    return op->emitOpError() << "has " << what << " of type " << staged
+                             << ", but its extent holds " << kept;
+  if (auto memref = dyn_cast<MemRefType>(staged))
+    if (!isContiguous(memref))
+      return op->emitOpError()
+             << "needs a contiguous row-major buffer, got " << memref;
+  return success();
+}
+
+/// The token of a start goes to exactly one zero.wait.
+LogicalResult verifyToken(Operation *op, Value token) {
+  if (!token.hasOneUse() || !isa<WaitOp>(*token.getUsers().begin()))
+    return op->emitOpError("token must have exactly one use, a zero.wait");
+  return success();
+}
+} // namespace
+
+LogicalResult ReadStartOp::verify() {
+  if (bool(getOutput()) == bool(getPending()))
+    return emitOpError("returns the pending tensor (tensor form) or reads "
+                       "into an output operand (memref form), not both");
+  if (failed(verifyStaged(*this,
+                          getPending() ? Type(getPending().getType())
+                                       : Type(getOutput().getType()),
+                          getExtent().getType(),
+                          getPending() ? "pending result" : "output")) ||
+      failed(verifyToken(*this, getToken())))
+    return failure();
+  if (Value pending = getPending()) {
+    auto wait = cast<WaitOp>(*getToken().getUsers().begin());
+    if (!pending.hasOneUse() || wait.getPending() != pending)
+      return emitOpError("pending result must have exactly one use: the "
+                         "zero.wait of its token");
+  }
+  return success();
+}
+
+LogicalResult WriteStartOp::verify() {
+  if (failed(verifyStaged(*this, getInput().getType(), getExtent().getType(),
+                          "input")))
+    return failure();
+  return verifyToken(*this, getToken());
+}
+
+void ReadStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), NvmeResource::get());
+  if (getOutput())
+    effects.emplace_back(MemoryEffects::Write::get(), &getOutputMutable()[0],
+                         SideEffects::DefaultResource::get());
+}
+
+void WriteStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), NvmeResource::get());
+  if (isa<MemRefType>(getInput().getType()))
+    effects.emplace_back(MemoryEffects::Read::get(), &getInputMutable(),
+                         SideEffects::DefaultResource::get());
+}
+
 LogicalResult WaitOp::verify() {
   Operation *start = getToken().getDefiningOp();
   if (!isa_and_nonnull<AllGatherStartOp, ReduceScatterStartOp,
-                       AllReduceStartOp>(start))
+                       AllReduceStartOp, ReadStartOp, WriteStartOp>(start))
     return emitOpError("token must come from a zero.*_start op in the same "
                        "region");
   Value pending = start->getResult(0).getType() == getToken().getType()
@@ -197,18 +284,24 @@ LogicalResult WaitOp::verify() {
                       : start->getResult(0);
   if (pending != getPending())
     return emitOpError(pending ? "must take the pending tensor of its start"
-                               : "takes no pending tensor: its start works "
-                                 "on memrefs");
+                       : isa<WriteStartOp>(start)
+                           ? "takes no pending tensor: a write returns none"
+                           : "takes no pending tensor: its start works on "
+                             "memrefs");
   if (bool(getResult()) != bool(getPending()) ||
       (getResult() && getResult().getType() != getPending().getType()))
     return emitOpError("returns a tensor of the pending tensor's type exactly "
                        "when it takes one");
+  // The start's form: a write on tensors has no pending tensor but keeps
+  // its tensor input.
+  auto write = dyn_cast<WriteStartOp>(start);
+  bool onTensors = write ? write.hasTensorSemantics() : bool(pending);
   for (Value v : getKeep())
-    if (isa<MemRefType>(v.getType()) != !pending)
-      return emitOpError(pending ? "keeps tensors, as its start works on "
-                                   "tensors"
-                                 : "keeps memrefs, as its start works on "
-                                   "memrefs");
+    if (isa<MemRefType>(v.getType()) == onTensors)
+      return emitOpError(onTensors ? "keeps tensors, as its start works on "
+                                     "tensors"
+                                   : "keeps memrefs, as its start works on "
+                                     "memrefs");
   return success();
 }
 
@@ -216,6 +309,7 @@ void WaitOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
   effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), NvmeResource::get());
   for (OpOperand &operand : getKeepMutable())
     if (isa<MemRefType>(operand.get().getType())) {
       effects.emplace_back(MemoryEffects::Read::get(), &operand,
@@ -373,6 +467,14 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                             "train_step argument or result";
     return success();
   }
+  if (name == ZeroDialect::ExtentAttrHelper::getNameStr()) {
+    auto type = dyn_cast<TypeAttr>(attr.getValue());
+    if (site != Site::Argument || !type ||
+        !isa<RankedTensorType>(type.getValue()))
+      return emitError() << "'zero.extent' belongs on an argument and names "
+                            "a tensor type";
+    return success();
+  }
   if (name == ZeroDialect::TokenRangeAttrHelper::getNameStr()) {
     if (site != Site::Argument)
       return emitError() << "'zero.token_range' belongs on a batch argument";
@@ -415,7 +517,7 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                           "zero.manifest, zero.category, zero.init, "
                           "zero.token_range, zero.hyper_default, "
                           "zero.step_abi, zero.sharded, "
-                          "zero.parallel_iterations";
+                          "zero.parallel_iterations, zero.extent";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "

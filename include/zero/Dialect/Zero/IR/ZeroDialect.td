@@ -39,6 +39,7 @@ def Zero_Dialect : Dialect {
     | `zero.token_range` | integer batch argument | the number of token ids the input takes (ids lie in [0, n)); a driver checks its data against it |
     | `zero.sharded` | `train_step` argument or result | unit: the value holds this rank's shard of a parameter or state (set by zero-partition, the one place that decides what a stage shards) |
     | `zero.parallel_iterations` | `func.func` (or `llvm.func`) | the trip count N of the outer loop dimension a function that is one parallel loop nest runs a range of; it takes that range as its first two (`index`) arguments (zero-parallel-loop-functions; consumed by zero-parallel-calls-to-runtime) |
+    | `zero.extent` | `i64` argument of a lowered step | the tensor type of the NVMe extent whose runtime handle the argument is (zero-shard-to-runtime's lowering of a `!zero.extent` argument) |
     | `zero.step_abi` | `builtin.module` | the step ABI descriptor (made by zero-step-abi): entry points and every argument's role, shape, type, shard and category (docs/runtime-abi.md) |
 
     The dialect checks each attribute's value kind where it is attached; the
@@ -61,7 +62,8 @@ def Zero_Dialect : Dialect {
     "::mlir::Attribute":$hyper_default,
     "::mlir::DictionaryAttr":$step_abi,
     "::mlir::UnitAttr":$sharded,
-    "::mlir::IntegerAttr":$parallel_iterations
+    "::mlir::IntegerAttr":$parallel_iterations,
+    "::mlir::TypeAttr":$extent
   );
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -19,6 +19,11 @@ namespace mlir::zero {
 struct CommResource : public SideEffects::Resource::Base<CommResource> {
   StringRef getName() final { return "zero.comm"; }
 };
+/// The side-effect resource of the NVMe tier: every started transfer and
+/// every wait of one writes it, so transfers keep their order.
+struct NvmeResource : public SideEffects::Resource::Base<NvmeResource> {
+  StringRef getName() final { return "zero.nvme"; }
+};
 } // namespace mlir::zero
 
 #define GET_OP_CLASSES

@@ -2,7 +2,8 @@
 //
 // Operations of the `zero` dialect. Upstream `shard` ops carry the blocking
 // collectives; only what upstream lacks is defined here: collectives that
-// start now and complete at a `zero.wait`.
+// start now and complete at a `zero.wait`, and the transfers of the NVMe
+// tier (zero-offload).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,25 @@ def Zero_TokenType : TypeDef<Zero_Dialect, "Token"> {
     consumed by exactly one `zero.wait`. Lowered to the runtime's request
     number (`i64`, runtime.h "Asynchronous collectives").
   }];
+}
+
+def Zero_ExtentType : TypeDef<Zero_Dialect, "Extent"> {
+  let mnemonic = "extent";
+  let summary = "A tensor kept on the NVMe tier";
+  let description = [{
+    The value of a tensor that lives in an extent of the rank's NVMe file
+    (zero-offload's `optimizer=nvme`, `params=nvme`), not in memory: a
+    function argument of this type is read into a staging buffer with
+    `zero.read_start` and written back with `zero.write_start`. Lowered to
+    the runtime's extent handle (`i64`, runtime.h "NVMe offload").
+
+    ```mlir
+    %m: !zero.extent<tensor<1024xf32>>
+    ```
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$tensorType);
+  let assemblyFormat = "`<` $tensorType `>`";
+  let genVerifyDecl = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -103,12 +123,80 @@ def Zero_AllReduceStartOp
   }] # forms;
 }
 
+//===----------------------------------------------------------------------===//
+// Transfers of the NVMe tier
+//===----------------------------------------------------------------------===//
+
+def Zero_ReadStartOp
+    : Zero_Op<"read_start",
+              [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Starts reading a tensor from the NVMe tier";
+  let description = [{
+    Reads the tensor kept in `extent`. On tensors the op returns it as
+    `pending`, a tensor that only the matching `zero.wait` may use; on
+    memrefs it reads into `output`, a staging buffer of the extent's shape
+    (contiguous, row-major, allocated with 4096-byte alignment and room for
+    the bytes rounded up to 4096, as O_DIRECT needs: bufferization makes it
+    so). Either way the data exists only after the `zero.wait` of the
+    token. `zero.category` names the memory category of the staging buffer.
+
+    ```mlir
+    %pending, %token = zero.read_start %m {zero.category = "optimizer_states"}
+        : !zero.extent<tensor<1024xf32>> -> tensor<1024xf32>
+    %v = zero.wait %token, %pending : tensor<1024xf32> -> tensor<1024xf32>
+
+    %t = zero.read_start %m into %buf
+        : !zero.extent<tensor<1024xf32>> into memref<1024xf32>
+    zero.wait %t keep(%buf : memref<1024xf32>)
+    ```
+  }];
+  let arguments = (ins Zero_ExtentType:$extent, Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$pending,
+                      Zero_TokenType:$token);
+  let assemblyFormat = [{
+    $extent (`into` $output^)? attr-dict `:` type($extent)
+    (`into` type($output)^)? (`->` type($pending)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool hasTensorSemantics() { return getPending() != nullptr; }
+  }];
+}
+
+def Zero_WriteStartOp
+    : Zero_Op<"write_start",
+              [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Starts writing a tensor to the NVMe tier";
+  let description = [{
+    Writes `input` (a tensor, or a staging buffer as `zero.read_start`
+    reads into) to `extent`, replacing what it held. `input` must stay
+    unchanged until the `zero.wait` of the token, which lists it in `keep`.
+
+    ```mlir
+    %t = zero.write_start %new to %m
+        : tensor<1024xf32> to !zero.extent<tensor<1024xf32>>
+    zero.wait %t keep(%new : tensor<1024xf32>)
+    ```
+  }];
+  let arguments = (ins Zero_TensorOrMemRef:$input, Zero_ExtentType:$extent);
+  let results = (outs Zero_TokenType:$token);
+  let assemblyFormat = [{
+    $input `to` $extent attr-dict `:` type($input) `to` type($extent)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool hasTensorSemantics() {
+      return ::mlir::isa<::mlir::RankedTensorType>(getInput().getType());
+    }
+  }];
+}
+
 def Zero_WaitOp
     : Zero_Op<"wait", [AttrSizedOperandSegments,
                        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
-  let summary = "Waits for a started collective";
+  let summary = "Waits for a started collective or transfer";
   let description = [{
-    Completes the collective that made `token`. On tensors it takes the
+    Completes the collective or NVMe transfer that made `token`. On tensors it takes the
     start's `pending` tensor and returns the result (the same buffer once
     bufferized); `keep` lists what the collective reads or writes until now
     (its input; on memrefs also its output), so that nothing frees or

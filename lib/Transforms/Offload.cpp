@@ -1,0 +1,357 @@
+//===- Offload.cpp - Keep model states on the NVMe tier -------------------===//
+//
+// zero-offload: the optimizer states (optimizer=nvme) and the stage-3
+// parameter shards (params=nvme) of @train_step leave memory. Each such
+// argument becomes a !zero.extent, read into a staging tensor before each
+// operation that uses it and written back once its new value exists
+// (Passes.td has the placement rules; docs/zero-form.md the picture).
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "zero-offload"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROOFFLOADPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// One argument that moves to the NVMe tier.
+struct Offloaded {
+  unsigned arg;
+  int result = -1; ///< the result that returned its new value, or -1
+  StringRef category;
+  RankedTensorType type;
+};
+
+/// A write of an offloaded argument's new value: after `after` (null: at
+/// the start of the block), completed before item `due` (or before the
+/// return when `due` is past the last item).
+struct Write {
+  unsigned arg;
+  Value value;
+  Operation *after = nullptr;
+  size_t due = 0;
+};
+
+class Offloader {
+public:
+  Offloader(func::FuncOp func, Placement optimizer, Placement params)
+      : func(func), optimizer(optimizer), params(params) {}
+
+  LogicalResult run();
+  unsigned numOffloaded = 0, numReads = 0, numWrites = 0;
+
+private:
+  LogicalResult collect();
+
+  func::FuncOp func;
+  Placement optimizer, params;
+  SmallVector<Offloaded> offloaded;
+  /// Operations of the entry block that use offloaded arguments, in order,
+  /// and which arguments each reads.
+  SmallVector<Operation *> items;
+  SmallVector<SmallVector<unsigned>> itemArgs;
+};
+
+LogicalResult Offloader::collect() {
+  StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
+  StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
+  StringRef shardedName = ZeroDialect::ShardedAttrHelper::getNameStr();
+  auto stage = func->getAttrOfType<IntegerAttr>(
+      ZeroDialect::StageAttrHelper::getNameStr());
+  if (params == Placement::Nvme && (!stage || stage.getInt() != 3))
+    return func.emitOpError()
+           << "params=nvme keeps parameter shards on NVMe, which needs "
+              "stage 3; this step is stage "
+           << (stage ? std::to_string(stage.getInt()) : std::string("?"))
+           << " and holds full parameters (run zero-partition with stage=3)";
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    Type type = func.getArgument(i).getType();
+    if (isa<ExtentType>(type))
+      return func.emitOpError() << "argument #" << i
+                                << " is on the NVMe tier already: run "
+                                   "zero-offload once";
+    auto state = func.getArgAttrOfType<DictionaryAttr>(i, stateName);
+    auto param = func.getArgAttrOfType<StringAttr>(i, paramName);
+    Offloaded o;
+    o.arg = i;
+    if (state && optimizer == Placement::Nvme) {
+      o.category = "optimizer_states";
+    } else if (param && params == Placement::Nvme) {
+      if (!func.getArgAttr(i, shardedName))
+        return func.emitOpError()
+               << "argument #" << i << " (parameter " << param
+               << ") is not a shard (zero.sharded); params=nvme offloads "
+                  "the shards of stage 3";
+      o.category = "params";
+    } else {
+      continue;
+    }
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() ||
+        !tensor.getElementType().isIntOrFloat() ||
+        tensor.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
+        4096 % (tensor.getElementType().getIntOrFloatBitWidth() / 8) != 0)
+      return func.emitOpError()
+             << "argument #" << i << " has type " << type
+             << "; the NVMe tier keeps statically shaped tensors of whole-"
+                "byte integers or floats";
+    o.type = tensor;
+    // Its new value is the result with the same role.
+    for (unsigned r = 0; r < func.getNumResults(); ++r) {
+      bool same =
+          state ? func.getResultAttr(r, stateName) == state
+                : func.getResultAttr(r, paramName) == param;
+      if (same) {
+        o.result = static_cast<int>(r);
+        break;
+      }
+    }
+    offloaded.push_back(o);
+  }
+  return success();
+}
+
+LogicalResult Offloader::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("zero-offload needs a function of one block");
+  if (failed(collect()))
+    return failure();
+  if (offloaded.empty())
+    return success();
+  Block &block = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+
+  // The items: every operation of the block that uses an offloaded
+  // argument, except the return where it hands the argument back as its
+  // own (unchanged) new value.
+  DenseMap<Operation *, SmallVector<unsigned>> uses;
+  for (const Offloaded &o : offloaded) {
+    BlockArgument arg = func.getArgument(o.arg);
+    for (OpOperand &use : arg.getUses()) {
+      Operation *owner = block.findAncestorOpInBlock(*use.getOwner());
+      if (owner == ret && static_cast<int>(use.getOperandNumber()) == o.result)
+        continue;
+      SmallVector<unsigned> &args = uses[owner];
+      if (!llvm::is_contained(args, o.arg))
+        args.push_back(o.arg);
+    }
+  }
+  for (Operation &op : block)
+    if (auto it = uses.find(&op); it != uses.end()) {
+      items.push_back(&op);
+      itemArgs.push_back(it->second);
+    }
+  DenseMap<Operation *, size_t> itemIndex;
+  for (size_t k = 0; k < items.size(); ++k)
+    itemIndex[items[k]] = k;
+
+  // The writes: after the later of the new value's definition and the last
+  // use of the old one, completed before the use after next.
+  SmallVector<Write> writes;
+  for (const Offloaded &o : offloaded) {
+    if (o.result < 0)
+      continue;
+    Value v = ret.getOperand(o.result);
+    if (v == func.getArgument(o.arg))
+      continue;
+    if (isa<BlockArgument>(v))
+      return func.emitOpError()
+             << "returns argument #" << cast<BlockArgument>(v).getArgNumber()
+             << " as the new value of argument #" << o.arg
+             << "; zero-offload needs each offloaded value's update "
+                "computed in the step";
+    Write w;
+    w.arg = o.arg;
+    w.value = v;
+    w.after = block.findAncestorOpInBlock(*v.getDefiningOp());
+    for (size_t k = 0; k < items.size(); ++k)
+      if (items[k] != ret && llvm::is_contained(itemArgs[k], o.arg) &&
+          w.after->isBeforeInBlock(items[k]))
+        w.after = items[k];
+    // The first item after `after`, and the one after it.
+    size_t next = 0;
+    while (next < items.size() && !w.after->isBeforeInBlock(items[next]))
+      ++next;
+    w.due = next + 1;
+    writes.push_back(w);
+  }
+
+  // Arguments become extents.
+  MLIRContext *ctx = func.getContext();
+  SmallVector<Type> argTypes(func.getArgumentTypes());
+  DenseMap<unsigned, const Offloaded *> byArg;
+  for (const Offloaded &o : offloaded) {
+    auto extent = ExtentType::get(ctx, o.type);
+    argTypes[o.arg] = extent;
+    func.getArgument(o.arg).setType(extent);
+    byArg[o.arg] = &o;
+  }
+  numOffloaded = offloaded.size();
+
+  StringRef categoryName = ZeroDialect::CategoryAttrHelper::getNameStr();
+  OpBuilder b(ctx);
+  // Staged reads: per item, the started read of each argument it reads.
+  struct Read {
+    Value pending, token, value;
+  };
+  SmallVector<llvm::MapVector<unsigned, Read>> reads(items.size());
+  auto startReads = [&](size_t k) {
+    for (unsigned arg : itemArgs[k]) {
+      // A wait keeps what its start read: the start's staged value.
+      if (auto wait = dyn_cast<WaitOp>(items[k]))
+        if (auto it = itemIndex.find(wait.getToken().getDefiningOp());
+            it != itemIndex.end() && reads[it->second].count(arg))
+          continue;
+      const Offloaded &o = *byArg[arg];
+      auto read = ReadStartOp::create(
+          b, func.getArgument(arg).getLoc(),
+          TypeRange{o.type, TokenType::get(ctx)}, func.getArgument(arg),
+          Value());
+      read->setAttr(categoryName, b.getStringAttr(o.category));
+      reads[k][arg] = {read.getPending(), read.getToken(), Value()};
+      ++numReads;
+    }
+  };
+  // The first item's reads start one operation earlier.
+  if (!items.empty()) {
+    Operation *first = items.front();
+    b.setInsertionPoint(first->getPrevNode() ? first->getPrevNode() : first);
+    startReads(0);
+  }
+  SmallVector<std::pair<Value, Value>> writeTokens(writes.size());
+  auto waitWrites = [&](size_t due) {
+    for (size_t i = 0; i < writes.size(); ++i)
+      if (writes[i].due == due && writeTokens[i].first)
+        WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
+                       Value(), ValueRange{writeTokens[i].second});
+  };
+  for (size_t k = 0; k < items.size(); ++k) {
+    Operation *item = items[k];
+    b.setInsertionPoint(item);
+    for (auto &[arg, read] : reads[k]) {
+      read.value = WaitOp::create(b, item->getLoc(), read.pending.getType(),
+                                  read.token, read.pending, ValueRange{})
+                       .getResult();
+    }
+    waitWrites(k);
+    if (k + 1 < items.size())
+      startReads(k + 1);
+    // The item reads the staged values (a wait's keep: its start's).
+    for (unsigned arg : itemArgs[k]) {
+      Value staged;
+      if (auto it = reads[k].find(arg); it != reads[k].end()) {
+        staged = it->second.value;
+      } else {
+        auto wait = cast<WaitOp>(item);
+        staged = reads[itemIndex[wait.getToken().getDefiningOp()]][arg].value;
+      }
+      func.getArgument(arg).replaceUsesWithIf(staged, [&](OpOperand &use) {
+        return item->isAncestor(use.getOwner()) &&
+               !(use.getOwner() == ret &&
+                 static_cast<int>(use.getOperandNumber()) ==
+                     byArg[arg]->result);
+      });
+    }
+    // Writes that follow this item.
+    for (size_t i = 0; i < writes.size(); ++i)
+      if (writes[i].after == item) {
+        b.setInsertionPointAfter(item);
+        auto write = WriteStartOp::create(
+            b, item->getLoc(), TypeRange{TokenType::get(ctx)},
+            writes[i].value, func.getArgument(writes[i].arg));
+        writeTokens[i] = {write.getToken(), writes[i].value};
+        ++numWrites;
+      }
+  }
+  // Writes after operations that are no item.
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (!writeTokens[i].first) {
+      b.setInsertionPointAfter(writes[i].after);
+      auto write = WriteStartOp::create(
+          b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
+          writes[i].value, func.getArgument(writes[i].arg));
+      writeTokens[i] = {write.getToken(), writes[i].value};
+      ++numWrites;
+      // Its wait is due before an item the sweep has passed: emit it there
+      // now.
+      if (writes[i].due < items.size()) {
+        b.setInsertionPoint(items[writes[i].due]);
+        WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
+                       Value(), ValueRange{writeTokens[i].second});
+        writes[i].due = SIZE_MAX;
+      }
+    }
+  // The rest complete before the return.
+  b.setInsertionPoint(ret);
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (writes[i].due != SIZE_MAX && writes[i].due >= items.size())
+      WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
+                     Value(), ValueRange{writeTokens[i].second});
+
+  // The new values leave the results.
+  llvm::BitVector gone(func.getNumResults());
+  for (const Offloaded &o : offloaded)
+    if (o.result >= 0)
+      gone.set(o.result);
+  ret->eraseOperands(gone);
+  if (failed(func.eraseResults(gone)))
+    return func.emitOpError("could not drop the offloaded results");
+  func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+  return success();
+}
+
+struct ZeroOffloadPass
+    : public zero::impl::ZeroOffloadPassBase<ZeroOffloadPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (optimizer == Placement::Host) {
+      module.emitError("zero-offload optimizer=host is not supported yet: "
+                       "it keeps the optimizer in host memory next to a "
+                       "device, and only the CPU target exists, whose step "
+                       "runs in host memory already (use optimizer=nvme)");
+      return signalPassFailure();
+    }
+    if (optimizer == Placement::Device && params == Placement::Device)
+      return;
+    SmallVector<func::FuncOp> steps;
+    module.walk([&](func::FuncOp f) {
+      auto role =
+          f->getAttrOfType<StringAttr>(ZeroDialect::RoleAttrHelper::getNameStr());
+      if (role && role.getValue() == "train_step")
+        steps.push_back(f);
+    });
+    if (steps.empty()) {
+      module.emitError("zero-offload works on the ZeRO form's @train_step "
+                       "(zero.role = \"train_step\"): run zero-partition "
+                       "first");
+      return signalPassFailure();
+    }
+    for (func::FuncOp f : steps) {
+      Offloader offloader(f, optimizer, params);
+      if (failed(offloader.run()))
+        return signalPassFailure();
+      numOffloaded += offloader.numOffloaded;
+      numReads += offloader.numReads;
+      numWrites += offloader.numWrites;
+    }
+  }
+};
+
+} // namespace
