@@ -472,13 +472,41 @@ struct WriteStartModel
     if (failed(bytes))
       return failure();
     Value source = *in;
-    if (!isStaging(source, *bytes)) {
-      Attribute category;
-      if (Operation *alloc = zero::getAllocation(source))
-        category =
-            alloc->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr());
+    Attribute category =
+        op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr());
+    auto exact = MemRefType::get(type.getShape(), type.getElementType());
+    // A value computed into a fresh buffer (an update whose destination
+    // canonicalization made a tensor.empty): allocate that buffer as a
+    // staging buffer in the first place, rather than copy. Within one-shot
+    // bufferization it shows as to_buffer(alloc_tensor) or
+    // to_buffer(to_tensor(memref.alloc)).
+    Operation *fresh = nullptr;
+    if (auto toBuffer = source.getDefiningOp<ToBufferOp>()) {
+      Operation *def = toBuffer.getTensor().getDefiningOp();
+      if (auto toTensor = dyn_cast_or_null<ToTensorOp>(def))
+        def = toTensor.getBuffer().getDefiningOp();
+      if (auto allocTensor = dyn_cast_or_null<AllocTensorOp>(def);
+          allocTensor && allocTensor->getNumOperands() == 0 &&
+          !allocTensor.getMemorySpace() && allocTensor.getType() == type)
+        fresh = allocTensor;
+      if (auto alloc = dyn_cast_or_null<memref::AllocOp>(def);
+          alloc && alloc.getType() == exact)
+        fresh = alloc;
+    }
+    if (fresh && !isStaging(source, *bytes) && source.getType() == exact) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(fresh);
       FailureOr<Value> staging =
-          allocateStaging(rewriter, op, type, category);
+          allocateStaging(rewriter, fresh, type, category);
+      if (failed(staging))
+        return failure();
+      if (isa<AllocTensorOp>(fresh))
+        replaceOpWithBufferizedValues(rewriter, fresh, *staging);
+      else
+        rewriter.replaceOp(fresh, *staging);
+      source = *staging;
+    } else if (!isStaging(source, *bytes)) {
+      FailureOr<Value> staging = allocateStaging(rewriter, op, type, category);
       if (failed(staging))
         return failure();
       memref::CopyOp::create(rewriter, op->getLoc(), source, *staging);

@@ -274,6 +274,8 @@ LogicalResult Offloader::run() {
         auto write = WriteStartOp::create(
             b, item->getLoc(), TypeRange{TokenType::get(ctx)},
             writes[i].value, func.getArgument(writes[i].arg));
+        write->setAttr(categoryName,
+                       b.getStringAttr(byArg[writes[i].arg]->category));
         writeTokens[i] = {write.getToken(), writes[i].value};
         ++numWrites;
       }
@@ -285,6 +287,8 @@ LogicalResult Offloader::run() {
       auto write = WriteStartOp::create(
           b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
           writes[i].value, func.getArgument(writes[i].arg));
+      write->setAttr(categoryName,
+                     b.getStringAttr(byArg[writes[i].arg]->category));
       writeTokens[i] = {write.getToken(), writes[i].value};
       ++numWrites;
       // Its wait is due before an item the sweep has passed: emit it there

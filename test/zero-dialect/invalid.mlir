@@ -103,3 +103,73 @@ func.func @keep_kind(%a: memref<8xf32>, %b: memref<8xf32>, %c: tensor<8xf32>) {
   zero.wait %t keep(%c : tensor<8xf32>)
   return
 }
+
+// -----
+
+// An extent holds a statically shaped tensor.
+// expected-error@+1 {{!zero.extent needs a static shape, got 'tensor<?xf32>'}}
+func.func @extent_dynamic(%e: !zero.extent<tensor<?xf32>>) {
+  return
+}
+
+// -----
+
+func.func @read_wrong_type(%e: !zero.extent<tensor<8xf32>>) -> tensor<4xf32> {
+  // expected-error@+1 {{has pending result of type 'tensor<4xf32>', but its extent holds 'tensor<8xf32>'}}
+  %p, %t = zero.read_start %e : !zero.extent<tensor<8xf32>> -> tensor<4xf32>
+  %v = zero.wait %t, %p : tensor<4xf32> -> tensor<4xf32>
+  return %v : tensor<4xf32>
+}
+
+// -----
+
+func.func @read_both_forms(%e: !zero.extent<tensor<8xf32>>, %b: memref<8xf32>) {
+  // expected-error@+1 {{returns the pending tensor (tensor form) or reads into an output operand (memref form), not both}}
+  %t = zero.read_start %e : !zero.extent<tensor<8xf32>>
+  zero.wait %t
+  return
+}
+
+// -----
+
+func.func @write_wrong_type(%e: !zero.extent<tensor<8xf32>>, %v: tensor<8xf64>) {
+  // expected-error@+1 {{has input of type 'tensor<8xf64>', but its extent holds 'tensor<8xf32>'}}
+  %t = zero.write_start %v to %e : tensor<8xf64> to !zero.extent<tensor<8xf32>>
+  zero.wait %t keep(%v : tensor<8xf64>)
+  return
+}
+
+// -----
+
+func.func @write_not_waited(%e: !zero.extent<tensor<8xf32>>, %v: tensor<8xf32>) {
+  // expected-error@+1 {{token must have exactly one use, a zero.wait}}
+  %t = zero.write_start %v to %e : tensor<8xf32> to !zero.extent<tensor<8xf32>>
+  return
+}
+
+// -----
+
+func.func @write_wait_pending(%e: !zero.extent<tensor<8xf32>>, %v: tensor<8xf32>) -> tensor<8xf32> {
+  %t = zero.write_start %v to %e : tensor<8xf32> to !zero.extent<tensor<8xf32>>
+  // expected-error@+1 {{takes no pending tensor: a write returns none}}
+  %r = zero.wait %t, %v : tensor<8xf32> -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @write_keeps_memref(%e: !zero.extent<tensor<8xf32>>, %v: tensor<8xf32>, %b: memref<8xf32>) {
+  %t = zero.write_start %v to %e : tensor<8xf32> to !zero.extent<tensor<8xf32>>
+  // expected-error@+1 {{keeps tensors, as its start works on tensors}}
+  zero.wait %t keep(%b : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @staging_strided(%e: !zero.extent<tensor<8xf32>>, %b: memref<8xf32, strided<[2]>>) {
+  // expected-error@+1 {{needs a contiguous row-major buffer, got 'memref<8xf32, strided<[2]>>'}}
+  %t = zero.read_start %e into %b : !zero.extent<tensor<8xf32>> into memref<8xf32, strided<[2]>>
+  zero.wait %t keep(%b : memref<8xf32, strided<[2]>>)
+  return
+}

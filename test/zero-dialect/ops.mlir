@@ -31,3 +31,25 @@ func.func @memrefs(%in: memref<64xf32>, %out: memref<128xf32>,
   zero.wait %t2
   return
 }
+
+// The NVMe tier's transfers, on tensors and on memrefs.
+// CHECK-LABEL: func.func @transfers
+// CHECK-SAME: %[[E:.*]]: !zero.extent<tensor<2x3xf32>>
+// CHECK: %[[P:.*]], %[[T:.*]] = zero.read_start %[[E]] {zero.category = "optimizer_states"} : <tensor<2x3xf32>> -> tensor<2x3xf32>
+// CHECK: %[[V:.*]] = zero.wait %[[T]], %[[P]] : tensor<2x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[W:.*]] = zero.write_start %[[V]] to %[[E]] : tensor<2x3xf32> to <tensor<2x3xf32>>
+// CHECK: zero.wait %[[W]] keep(%[[V]] : tensor<2x3xf32>)
+// CHECK: %[[R:.*]] = zero.read_start %[[E]] into %{{.*}} : <tensor<2x3xf32>> into memref<2x3xf32>
+// CHECK: zero.wait %[[R]] keep(%{{.*}} : memref<2x3xf32>)
+// CHECK: zero.write_start %{{.*}} to %[[E]] : memref<2x3xf32> to <tensor<2x3xf32>>
+func.func @transfers(%e: !zero.extent<tensor<2x3xf32>>, %buf: memref<2x3xf32>) -> tensor<2x3xf32> {
+  %p, %t = zero.read_start %e {zero.category = "optimizer_states"} : !zero.extent<tensor<2x3xf32>> -> tensor<2x3xf32>
+  %v = zero.wait %t, %p : tensor<2x3xf32> -> tensor<2x3xf32>
+  %w = zero.write_start %v to %e : tensor<2x3xf32> to !zero.extent<tensor<2x3xf32>>
+  zero.wait %w keep(%v : tensor<2x3xf32>)
+  %r = zero.read_start %e into %buf : !zero.extent<tensor<2x3xf32>> into memref<2x3xf32>
+  zero.wait %r keep(%buf : memref<2x3xf32>)
+  %u = zero.write_start %buf to %e : memref<2x3xf32> to !zero.extent<tensor<2x3xf32>>
+  zero.wait %u keep(%buf : memref<2x3xf32>)
+  return %v : tensor<2x3xf32>
+}

@@ -1,0 +1,110 @@
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme" | FileCheck %s --check-prefix=OPT
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" | FileCheck %s --check-prefix=ALL
+// RUN: zero-opt %s -split-input-file --zero-offload | FileCheck %s --check-prefix=NONE
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" --zero-bufferize-step | FileCheck %s --check-prefix=LOWER
+// Placement of the NVMe tier's transfers on a hand-written stage-3 step:
+// two parameter shards (gathered, used, updated with momentum SGD) and one
+// momentum state each.
+
+#id = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+module {
+  shard.grid @zero_grid(shape = 2)
+  func.func @train_step(%w: tensor<4xf32> {zero.param = "w", zero.sharded},
+                        %v: tensor<2xf32> {zero.param = "v", zero.sharded},
+                        %mw: tensor<4xf32> {zero.state = {kind = "momentum", param = "w"}, zero.sharded},
+                        %mv: tensor<2xf32> {zero.state = {kind = "momentum", param = "v"}, zero.sharded},
+                        %lr: f32 {zero.hyper = "lr"})
+      -> (tensor<f32> {zero.loss},
+          tensor<4xf32> {zero.param = "w", zero.sharded},
+          tensor<2xf32> {zero.param = "v", zero.sharded},
+          tensor<4xf32> {zero.state = {kind = "momentum", param = "w"}, zero.sharded},
+          tensor<2xf32> {zero.state = {kind = "momentum", param = "v"}, zero.sharded})
+      attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
+                  zero.manifest = [{name = "w", numel = 8 : i64, padded = 8 : i64, shape = array<i64: 8>, shard = 4 : i64},
+                                   {name = "v", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
+    %gw = shard.all_gather %w on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<4xf32> -> tensor<8xf32>
+    %gv = shard.all_gather %v on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<2xf32> -> tensor<4xf32>
+    %e = tensor.empty() : tensor<f32>
+    %z = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %loss = linalg.generic {indexing_maps = [#id, #s], iterator_types = ["reduction"]}
+        ins(%gw : tensor<8xf32>) outs(%f : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %sq = arith.mulf %a, %a : f32
+      %r = arith.addf %acc, %sq : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    %gradw = shard.reduce_scatter %gw on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<8xf32> -> tensor<4xf32>
+    %gradv = shard.reduce_scatter %gv on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<4xf32> -> tensor<2xf32>
+    %nw:2 = linalg.generic {indexing_maps = [#id, #id, #s, #id, #id], iterator_types = ["parallel"]}
+        ins(%gradw, %mw, %lr : tensor<4xf32>, tensor<4xf32>, f32) outs(%w, %mw : tensor<4xf32>, tensor<4xf32>) {
+    ^bb0(%g: f32, %m: f32, %l: f32, %p: f32, %o: f32):
+      %m1 = arith.addf %m, %g : f32
+      %d = arith.mulf %l, %m1 : f32
+      %p1 = arith.subf %p, %d : f32
+      linalg.yield %p1, %m1 : f32, f32
+    } -> (tensor<4xf32>, tensor<4xf32>)
+    %nv:2 = linalg.generic {indexing_maps = [#id, #id, #s, #id, #id], iterator_types = ["parallel"]}
+        ins(%gradv, %mv, %lr : tensor<2xf32>, tensor<2xf32>, f32) outs(%v, %mv : tensor<2xf32>, tensor<2xf32>) {
+    ^bb0(%g: f32, %m: f32, %l: f32, %p: f32, %o: f32):
+      %m1 = arith.addf %m, %g : f32
+      %d = arith.mulf %l, %m1 : f32
+      %p1 = arith.subf %p, %d : f32
+      linalg.yield %p1, %m1 : f32, f32
+    } -> (tensor<2xf32>, tensor<2xf32>)
+    return %loss, %nw#0, %nv#0, %nw#1, %nv#1 : tensor<f32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>, tensor<2xf32>
+  }
+}
+
+// optimizer=nvme: the states become extents and leave the results; the
+// read of w's state starts one op before its update, v's before w's
+// update (double buffering), each write right after its update, w's
+// write completes before the update after next (here: the return).
+// OPT-LABEL: func.func @train_step
+// OPT-SAME: %[[W:[^:]*]]: tensor<4xf32> {zero.param = "w", zero.sharded}
+// OPT-SAME: %[[MW:[^:]*]]: !zero.extent<tensor<4xf32>> {zero.sharded, zero.state = {kind = "momentum", param = "w"}}
+// OPT-SAME: %[[MV:[^:]*]]: !zero.extent<tensor<2xf32>> {zero.sharded, zero.state = {kind = "momentum", param = "v"}}
+// OPT-SAME: -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.param = "w", zero.sharded}, tensor<2xf32> {zero.param = "v", zero.sharded})
+// OPT: shard.reduce_scatter %{{.*}} : tensor<8xf32> -> tensor<4xf32>
+// OPT-NEXT: %[[P1:.*]], %[[T1:.*]] = zero.read_start %[[MW]] {zero.category = "optimizer_states"}
+// OPT-NEXT: shard.reduce_scatter %{{.*}} : tensor<4xf32> -> tensor<2xf32>
+// OPT-NEXT: %[[S1:.*]] = zero.wait %[[T1]], %[[P1]]
+// OPT-NEXT: %[[P2:.*]], %[[T2:.*]] = zero.read_start %[[MV]] {zero.category = "optimizer_states"}
+// OPT-NEXT: %[[NW:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}}, %[[S1]], %{{.*}} : {{.*}}) outs(%[[W]], %[[S1]] :
+// OPT: %[[WW:.*]] = zero.write_start %[[NW]]#1 to %[[MW]]
+// OPT-NEXT: %[[S2:.*]] = zero.wait %[[T2]], %[[P2]]
+// OPT-NEXT: %[[NV:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}}, %[[S2]], %{{.*}} : {{.*}}) outs(%{{.*}}, %[[S2]] :
+// OPT: %[[WV:.*]] = zero.write_start %[[NV]]#1 to %[[MV]]
+// OPT-NEXT: zero.wait %[[WW]] keep(%[[NW]]#1 : tensor<4xf32>)
+// OPT-NEXT: zero.wait %[[WV]] keep(%[[NV]]#1 : tensor<2xf32>)
+// OPT-NEXT: return %{{.*}}, %[[NW]]#0, %[[NV]]#0 : tensor<f32>, tensor<4xf32>, tensor<2xf32>
+
+// params=nvme too: each use of a shard (its gather, its update) reads it
+// again; the first gather's read starts at the top.
+// ALL-LABEL: func.func @train_step
+// ALL-SAME: %[[W:[^:]*]]: !zero.extent<tensor<4xf32>> {zero.param = "w", zero.sharded}
+// ALL-SAME: -> (tensor<f32> {zero.loss})
+// ALL-NEXT: %[[P0:.*]], %[[T0:.*]] = zero.read_start %[[W]] {zero.category = "params"}
+// ALL-NEXT: %[[S0:.*]] = zero.wait %[[T0]], %[[P0]]
+// ALL-NEXT: zero.read_start %{{.*}} {zero.category = "params"}
+// ALL-NEXT: shard.all_gather %[[S0]]
+// ALL: zero.write_start %{{.*}}#0 to %[[W]]
+// ALL: return %{{.*}} : tensor<f32>
+
+// The defaults move nothing.
+// NONE-LABEL: func.func @train_step
+// NONE-SAME: %{{[^:]*}}: tensor<4xf32> {zero.sharded, zero.state
+// NONE-NOT: zero.read_start
+
+// Bufferized: extents become i64 handles that remember their tensor; each
+// read goes into a 4096-aligned staging buffer of 4096 bytes, updated in
+// place and written back from it (no copy).
+// LOWER-LABEL: func.func @train_step
+// LOWER-SAME: %[[W:[^:]*]]: i64 {zero.extent = tensor<4xf32>, zero.param = "w", zero.sharded}
+// LOWER: %[[A:.*]] = memref.alloc() {alignment = 4096 : i64, zero.category = "params"} : memref<1024xf32>
+// LOWER-NEXT: %[[B:.*]] = memref.reinterpret_cast %[[A]] to offset: [0], sizes: [4], strides: [1] : memref<1024xf32> to memref<4xf32>
+// LOWER: call @zrt_nvme_read_start(%[[W]], %{{.*}}, %c4096_i64) : (i64, !llvm.ptr, i64) -> i64
+// LOWER: call @zrt_nvme_write_start(%[[W]], %{{.*}}, %c4096_i64{{.*}}) : (i64, !llvm.ptr, i64) -> i64
+// LOWER-NOT: memref.copy
+// LOWER: return
