@@ -28,6 +28,11 @@ Checks, per rank (the largest peak over ranks):
   at once.
   With --budget B (a step scheduled under zero-schedule's memory-budget) the
   predicted and the measured peak totals are at most B.
+  With --nvme (a step with zero-offload's NVMe tier) the optimizer states
+  (and, where offloaded, the parameter shards) are not in memory: their
+  accounting bounds do not apply; instead the bytes the runtime reserved on
+  NVMe per category equal the report's, and the rank's file holds exactly
+  those bytes (its size and the blocks the file system allocated).
 """
 
 import argparse
@@ -48,6 +53,9 @@ def main():
                     help='a zero-schedule step: prefetched parameters and '
                     'gradients in flight are held at once by design, so '
                     'only the lower bounds of the accounting apply')
+    ap.add_argument('--nvme', action='store_true',
+                    help="a zero-offload step: check the NVMe tier's bytes "
+                    'instead of the accounting of what it holds')
     ap.add_argument('--budget', type=int, default=None,
                     help="zero-schedule's memory-budget: both peak totals "
                     'must be at most this many bytes')
@@ -84,9 +92,32 @@ def main():
         for what, value in (('predicted', predicted), ('measured', peak['total'])):
             if value > args.budget:
                 failures.append(f'{what} peak {value} > memory budget {args.budget}')
-    if peak['optimizer_states'] != states['optimizer_states']:
+    offloaded = set()
+    if args.nvme:
+        tier = stats.get('nvme')
+        predicted_nvme = report.get('nvme_bytes_by_category', {})
+        if tier is None or not predicted_nvme:
+            failures.append('--nvme: the run or the report has no NVMe tier')
+        else:
+            offloaded = {c for c, b in predicted_nvme.items() if b}
+            for c in CATEGORIES:
+                measured, want = tier['reserved_bytes'][c], predicted_nvme.get(c, 0)
+                print(f"  nvme {c}: reserved {measured} predicted {want}")
+                if measured != want:
+                    failures.append(f'nvme {c}: reserved {measured} != predicted {want}')
+            total = sum(predicted_nvme.values())
+            print(f"  nvme file: {tier['file_bytes']} bytes, {tier['disk_bytes']} "
+                  f"allocated, extents {total}")
+            if tier['file_bytes'] != total or tier['disk_bytes'] < total:
+                failures.append(f"nvme file holds {tier['file_bytes']} bytes "
+                                f"({tier['disk_bytes']} allocated), not the "
+                                f"{total} of its extents")
+    if 'optimizer_states' not in offloaded and \
+            peak['optimizer_states'] != states['optimizer_states']:
         failures.append('optimizer_states: measured != accounting')
     for c in ('params', 'grads'):
+        if c in offloaded:
+            continue
         upper = float('inf') if args.scheduled else states[c] + transient[c]
         lower = states[c]
         if args.scheduled and c == 'grads' and report['stage'] == 1:
