@@ -322,6 +322,15 @@ def pipelines():
                     [[f'--zero-partition=stage={s} world-size=2 accumulate=3',
                       '--zero-schedule', '--zero-bufferize-step', '--zero-memory-report']
                      for s in range(4)],
+        'offload': [[p, '--zero-schedule', f'--zero-offload={o}',
+                     '--zero-bufferize-step', '--zero-memory-report']
+                    for p in part[::2]
+                    for o in ('optimizer=nvme', 'optimizer=nvme params=nvme')] +
+                   [[p, f'--zero-offload={o}', '--zero-lower-cpu']
+                    for p in part[1::4]
+                    for o in ('optimizer=nvme', 'params=nvme')] +
+                   [['--zero-offload=optimizer=nvme'],
+                    ['--zero-offload=optimizer=nvme params=nvme', '--zero-bufferize-step']],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']
