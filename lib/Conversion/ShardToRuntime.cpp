@@ -92,10 +92,10 @@ LogicalResult callCollective(RewriterBase &rewriter, Operation *op,
   return success();
 }
 
-/// Shared by the three collectives: they read their input, write a fresh
-/// buffer, and alias nothing.
+/// An op whose tensor operands it only reads, and whose results alias
+/// none of them (the collectives, the NVMe tier's writes).
 template <typename ConcreteModel, typename ConcreteOp>
-struct CollectiveModel
+struct ReadsOperandsModel
     : public BufferizableOpInterface::ExternalModel<ConcreteModel, ConcreteOp> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
@@ -109,6 +109,12 @@ struct CollectiveModel
                                       const AnalysisState &) const {
     return {};
   }
+};
+
+/// Shared by the three collectives: they read their input and write a
+/// fresh buffer.
+template <typename ConcreteModel, typename ConcreteOp>
+struct CollectiveModel : public ReadsOperandsModel<ConcreteModel, ConcreteOp> {
   bool bufferizesToAllocation(Operation *, Value) const { return true; }
 
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
@@ -442,20 +448,7 @@ struct ReadStartModel
 /// a staging buffer (the optimizer updated the read one in place), else
 /// from a staging copy.
 struct WriteStartModel
-    : public BufferizableOpInterface::ExternalModel<WriteStartModel,
-                                                    zero::WriteStartOp> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-  AliasingValueList getAliasingValues(Operation *, OpOperand &,
-                                      const AnalysisState &) const {
-    return {};
-  }
+    : public ReadsOperandsModel<WriteStartModel, zero::WriteStartOp> {
 
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,

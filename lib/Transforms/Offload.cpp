@@ -193,12 +193,9 @@ LogicalResult Offloader::run() {
 
   // Arguments become extents.
   MLIRContext *ctx = func.getContext();
-  SmallVector<Type> argTypes(func.getArgumentTypes());
   DenseMap<unsigned, const Offloaded *> byArg;
   for (const Offloaded &o : offloaded) {
-    auto extent = ExtentType::get(ctx, o.type);
-    argTypes[o.arg] = extent;
-    func.getArgument(o.arg).setType(extent);
+    func.getArgument(o.arg).setType(ExtentType::get(ctx, o.type));
     byArg[o.arg] = &o;
   }
   numOffloaded = offloaded.size();
@@ -233,12 +230,26 @@ LogicalResult Offloader::run() {
     b.setInsertionPoint(first->getPrevNode() ? first->getPrevNode() : first);
     startReads(0);
   }
+  // Per write, its token and the value it keeps until its wait.
   SmallVector<std::pair<Value, Value>> writeTokens(writes.size());
+  auto startWrite = [&](size_t i) {
+    b.setInsertionPointAfter(writes[i].after);
+    auto write = WriteStartOp::create(
+        b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
+        writes[i].value, func.getArgument(writes[i].arg));
+    write->setAttr(categoryName,
+                   b.getStringAttr(byArg[writes[i].arg]->category));
+    writeTokens[i] = {write.getToken(), writes[i].value};
+    ++numWrites;
+  };
+  auto waitWrite = [&](size_t i) {
+    WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
+                   Value(), ValueRange{writeTokens[i].second});
+  };
   auto waitWrites = [&](size_t due) {
     for (size_t i = 0; i < writes.size(); ++i)
       if (writes[i].due == due && writeTokens[i].first)
-        WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
-                       Value(), ValueRange{writeTokens[i].second});
+        waitWrite(i);
   };
   for (size_t k = 0; k < items.size(); ++k) {
     Operation *item = items[k];
@@ -269,34 +280,17 @@ LogicalResult Offloader::run() {
     }
     // Writes that follow this item.
     for (size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].after == item) {
-        b.setInsertionPointAfter(item);
-        auto write = WriteStartOp::create(
-            b, item->getLoc(), TypeRange{TokenType::get(ctx)},
-            writes[i].value, func.getArgument(writes[i].arg));
-        write->setAttr(categoryName,
-                       b.getStringAttr(byArg[writes[i].arg]->category));
-        writeTokens[i] = {write.getToken(), writes[i].value};
-        ++numWrites;
-      }
+      if (writes[i].after == item)
+        startWrite(i);
   }
-  // Writes after operations that are no item.
+  // Writes after operations that are no item; a wait due before an item
+  // the sweep has passed goes there now.
   for (size_t i = 0; i < writes.size(); ++i)
     if (!writeTokens[i].first) {
-      b.setInsertionPointAfter(writes[i].after);
-      auto write = WriteStartOp::create(
-          b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
-          writes[i].value, func.getArgument(writes[i].arg));
-      write->setAttr(categoryName,
-                     b.getStringAttr(byArg[writes[i].arg]->category));
-      writeTokens[i] = {write.getToken(), writes[i].value};
-      ++numWrites;
-      // Its wait is due before an item the sweep has passed: emit it there
-      // now.
+      startWrite(i);
       if (writes[i].due < items.size()) {
         b.setInsertionPoint(items[writes[i].due]);
-        WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
-                       Value(), ValueRange{writeTokens[i].second});
+        waitWrite(i);
         writes[i].due = SIZE_MAX;
       }
     }
@@ -304,8 +298,7 @@ LogicalResult Offloader::run() {
   b.setInsertionPoint(ret);
   for (size_t i = 0; i < writes.size(); ++i)
     if (writes[i].due != SIZE_MAX && writes[i].due >= items.size())
-      WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
-                     Value(), ValueRange{writeTokens[i].second});
+      waitWrite(i);
 
   // The new values leave the results.
   llvm::BitVector gone(func.getNumResults());
@@ -315,7 +308,8 @@ LogicalResult Offloader::run() {
   ret->eraseOperands(gone);
   if (failed(func.eraseResults(gone)))
     return func.emitOpError("could not drop the offloaded results");
-  func.setType(FunctionType::get(ctx, argTypes, func.getResultTypes()));
+  func.setType(FunctionType::get(ctx, block.getArgumentTypes(),
+                                 func.getResultTypes()));
   return success();
 }
 

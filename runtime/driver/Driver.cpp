@@ -397,23 +397,18 @@ struct Tensor {
   bool held() const { return data || extent; }
 };
 
-Tensor allocate(int64_t elements, DType dtype, zrt_category category) {
+/// A zero-filled tensor counted in `category`: in memory, or with `nvme`
+/// an extent of the NVMe tier.
+Tensor allocate(int64_t elements, DType dtype, zrt_category category,
+                bool nvme = false) {
   Tensor t;
   t.elements = elements;
   t.dtype = dtype;
-  t.data = zrt_alloc(t.bytes(), category);
-  if (!t.data)
-    fail(zrt_last_error());
-  return t;
-}
-
-/// An extent of the NVMe tier for a tensor of `elements` (zeros).
-Tensor allocateOnNvme(int64_t elements, DType dtype, zrt_category category) {
-  Tensor t;
-  t.elements = elements;
-  t.dtype = dtype;
-  t.extent = zrt_nvme_alloc(t.bytes(), category);
-  if (!t.extent)
+  if (nvme)
+    t.extent = zrt_nvme_alloc(t.bytes(), category);
+  else
+    t.data = zrt_alloc(t.bytes(), category);
+  if (!t.held())
     fail(zrt_last_error());
   return t;
 }
@@ -1227,8 +1222,7 @@ int train(const zrt_driver_program &program, Options &opts) {
       }
       Tensor &t = (*group)[arg.index];
       if (!t.held())
-        t = arg.nvme ? allocateOnNvme(arg.elements, arg.dtype, category)
-                     : allocate(arg.elements, arg.dtype, category);
+        t = allocate(arg.elements, arg.dtype, category, arg.nvme);
     }
   for (size_t i = 0; i < abi.params.size(); ++i)
     if (!b.params[i].held())

@@ -10,6 +10,8 @@
 #ifndef ZERO_RUNTIME_DRIVER_LINKSPEC_H
 #define ZERO_RUNTIME_DRIVER_LINKSPEC_H
 
+#include "KeyValues.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -31,18 +33,11 @@ inline bool parseLinkSpec(const std::string &spec, double &gbps,
             "latency >= 0), got '" + spec + "'";
     return false;
   };
-  if (spec.empty())
+  std::vector<std::pair<std::string, std::string>> parts;
+  std::string malformed;
+  if (!splitKeyValues(spec, parts, malformed))
     return bad();
-  std::size_t begin = 0;
-  for (;;) {
-    std::size_t end = spec.find(',', begin);
-    if (end == std::string::npos)
-      end = spec.size();
-    std::string part = spec.substr(begin, end - begin);
-    std::size_t eq = part.find('=');
-    if (eq == std::string::npos)
-      return bad();
-    std::string key = part.substr(0, eq), value = part.substr(eq + 1);
+  for (const auto &[key, value] : parts) {
     char *rest = nullptr;
     double v = value.empty() ? NAN : std::strtod(value.c_str(), &rest);
     if (value.empty() || !rest || *rest != '\0' || std::isnan(v) || v < 0)
@@ -53,10 +48,8 @@ inline bool parseLinkSpec(const std::string &spec, double &gbps,
       latencyUs = v;
     else
       return bad();
-    if (end == spec.size())
-      return true;
-    begin = end + 1;
   }
+  return true;
 }
 
 } // namespace zero::driver

@@ -11,6 +11,8 @@
 #ifndef ZERO_RUNTIME_DRIVER_OFFLOADSPEC_H
 #define ZERO_RUNTIME_DRIVER_OFFLOADSPEC_H
 
+#include "KeyValues.h"
+
 #include <string>
 
 namespace zero::driver {
@@ -33,18 +35,12 @@ inline bool parseOffloadSpec(const std::string &spec, OffloadSpec &out,
             why + "), got '" + spec + "'";
     return false;
   };
-  if (spec.empty())
-    return bad("nothing given");
-  std::size_t begin = 0;
-  for (;;) {
-    std::size_t end = spec.find(',', begin);
-    if (end == std::string::npos)
-      end = spec.size();
-    std::string part = spec.substr(begin, end - begin);
-    std::size_t eq = part.find('=');
-    if (eq == std::string::npos)
-      return bad("'" + part + "' is no key=value");
-    std::string key = part.substr(0, eq), value = part.substr(eq + 1);
+  std::vector<std::pair<std::string, std::string>> parts;
+  std::string malformed;
+  if (!splitKeyValues(spec, parts, malformed))
+    return bad(malformed.empty() ? "nothing given"
+                                 : "'" + malformed + "' is no key=value");
+  for (const auto &[key, value] : parts) {
     if (key == "optimizer") {
       if (value != "device" && value != "host" && value != "nvme")
         return bad("optimizer=" + value);
@@ -60,10 +56,8 @@ inline bool parseOffloadSpec(const std::string &spec, OffloadSpec &out,
     } else {
       return bad("unknown key '" + key + "'");
     }
-    if (end == spec.size())
-      return true;
-    begin = end + 1;
   }
+  return true;
 }
 
 } // namespace zero::driver

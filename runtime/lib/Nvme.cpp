@@ -298,25 +298,14 @@ static void checkStarted(std::size_t reserved,
                 std::to_string(NvmeStore::kBlock) + " bytes (O_DIRECT)");
 }
 
-int64_t NvmeStore::startRead(int64_t extent, void *buffer, std::size_t bytes) {
+int64_t NvmeStore::start(int64_t extent, bool write, void *buffer,
+                         std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!impl)
     throw Error("no NVMe store is open");
   const Impl::Extent &e = impl->extent(extent);
   checkStarted(e.reserved, e.bytes, buffer, bytes);
-  return impl->start(extent, false, static_cast<char *>(buffer), 0, bytes);
-}
-
-int64_t NvmeStore::startWrite(int64_t extent, const void *buffer,
-                              std::size_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!impl)
-    throw Error("no NVMe store is open");
-  const Impl::Extent &e = impl->extent(extent);
-  checkStarted(e.reserved, e.bytes, buffer, bytes);
-  return impl->start(extent, true,
-                     static_cast<char *>(const_cast<void *>(buffer)), 0,
-                     bytes);
+  return impl->start(extent, write, static_cast<char *>(buffer), 0, bytes);
 }
 
 std::string NvmeStore::wait(int64_t request) {

@@ -18,6 +18,8 @@
 #ifndef ZERO_RUNTIME_LIB_NVME_H
 #define ZERO_RUNTIME_LIB_NVME_H
 
+#include "zero/runtime.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -50,11 +52,10 @@ public:
   /// zeros; returns its handle (>= 1).
   int64_t allocate(std::size_t bytes, int category);
 
-  /// Starts a transfer of the extent's reserved bytes between it and
-  /// `buffer` (aligned to kBlock, `bytes` = the reserved size). Returns
-  /// the request.
-  int64_t startRead(int64_t extent, void *buffer, std::size_t bytes);
-  int64_t startWrite(int64_t extent, const void *buffer, std::size_t bytes);
+  /// Starts a transfer of the extent's reserved bytes into (or with
+  /// `write`, from) `buffer` (aligned to kBlock, `bytes` = the reserved
+  /// size). Returns the request.
+  int64_t start(int64_t extent, bool write, void *buffer, std::size_t bytes);
   /// Completes `request`; returns "" or the failure.
   std::string wait(int64_t request);
 
@@ -68,7 +69,7 @@ public:
   /// size and the bytes it has allocated on disk, and the transfer
   /// counters.
   struct Stats {
-    uint64_t reserved[8] = {};
+    uint64_t reserved[ZRT_NUM_CATEGORIES] = {};
     uint64_t fileBytes = 0, diskBytes = 0;
     uint64_t readBytes = 0, writtenBytes = 0, reads = 0, writes = 0;
     double waitSeconds = 0;

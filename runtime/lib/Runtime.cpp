@@ -1489,50 +1489,53 @@ int64_t zrt_nvme_alloc(size_t bytes, zrt_category category) {
   return handle;
 }
 
-int zrt_nvme_read(int64_t extent, void *out, size_t bytes) {
-  return guarded("zrt_nvme_read",
+namespace {
+
+/// A driver's blocking transfer; 0, or 1 with zrt_last_error() set.
+int blockingTransfer(const char *entry, int64_t extent, bool write,
+                     const void *data, size_t bytes) {
+  return guarded(entry,
                  [&] {
-                   checkNotNull("out", bytes ? out : &bytes);
-                   NvmeStore::get().transfer(extent, false, out, bytes,
+                   checkNotNull(write ? "in" : "out", bytes ? data : &bytes);
+                   NvmeStore::get().transfer(extent, write,
+                                             const_cast<void *>(data), bytes,
                                              allocateStaging, freeStaging);
                  })
              ? 0
              : 1;
 }
 
-int zrt_nvme_write(int64_t extent, const void *in, size_t bytes) {
-  return guarded("zrt_nvme_write",
-                 [&] {
-                   checkNotNull("in", bytes ? in : &bytes);
-                   NvmeStore::get().transfer(extent, true,
-                                             const_cast<void *>(in), bytes,
-                                             allocateStaging, freeStaging);
-                 })
-             ? 0
-             : 1;
-}
-
-int64_t zrt_nvme_read_start(int64_t extent, void *buffer, int64_t bytes) {
+/// Generated code's started transfer; failures go to the fatal handler.
+int64_t startTransfer(const char *entry, int64_t extent, bool write,
+                      const void *buffer, int64_t bytes) {
   int64_t request = 0;
-  if (!guarded("zrt_nvme_read_start", [&] {
+  if (!guarded(entry, [&] {
         checkNonNegative("bytes", bytes);
-        request = NvmeStore::get().startRead(extent, buffer,
-                                             static_cast<size_t>(bytes));
+        request = NvmeStore::get().start(extent, write,
+                                         const_cast<void *>(buffer),
+                                         static_cast<size_t>(bytes));
       }))
     reportFatal();
   return request;
+}
+
+} // namespace
+
+int zrt_nvme_read(int64_t extent, void *out, size_t bytes) {
+  return blockingTransfer("zrt_nvme_read", extent, false, out, bytes);
+}
+
+int zrt_nvme_write(int64_t extent, const void *in, size_t bytes) {
+  return blockingTransfer("zrt_nvme_write", extent, true, in, bytes);
+}
+
+int64_t zrt_nvme_read_start(int64_t extent, void *buffer, int64_t bytes) {
+  return startTransfer("zrt_nvme_read_start", extent, false, buffer, bytes);
 }
 
 int64_t zrt_nvme_write_start(int64_t extent, const void *buffer,
                              int64_t bytes) {
-  int64_t request = 0;
-  if (!guarded("zrt_nvme_write_start", [&] {
-        checkNonNegative("bytes", bytes);
-        request = NvmeStore::get().startWrite(extent, buffer,
-                                              static_cast<size_t>(bytes));
-      }))
-    reportFatal();
-  return request;
+  return startTransfer("zrt_nvme_write_start", extent, true, buffer, bytes);
 }
 
 void zrt_get_nvme_stats(zrt_nvme_stats *out) {

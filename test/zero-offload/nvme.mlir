@@ -108,3 +108,28 @@ module {
 // LOWER: call @zrt_nvme_write_start(%[[W]], %{{.*}}, %c4096_i64{{.*}}) : (i64, !llvm.ptr, i64) -> i64
 // LOWER-NOT: memref.copy
 // LOWER: return
+
+// -----
+
+// A state whose new value does not read the old one (here: reset to zero
+// by a fill that is no use of it): nothing reads it, and it is written
+// right after the fill, completing before the return.
+module {
+  func.func @train_step(%m: tensor<4xf32> {zero.state = {kind = "count", param = "w"}}, %x: tensor<4xf32> {zero.batch = "x"})
+      -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.state = {kind = "count", param = "w"}})
+      attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 1 : i64} {
+    %z = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4xf32>
+    %n = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %l = arith.constant dense<1.0> : tensor<f32>
+    return %l, %n : tensor<f32>, tensor<4xf32>
+  }
+}
+// OPT-LABEL: func.func @train_step
+// OPT-SAME: %[[M:[^:]*]]: !zero.extent<tensor<4xf32>>
+// OPT-SAME: -> (tensor<f32> {zero.loss})
+// OPT-NOT: zero.read_start
+// OPT: %[[N:.*]] = linalg.fill
+// OPT-NEXT: %[[T:.*]] = zero.write_start %[[N]] to %[[M]] {zero.category = "optimizer_states"}
+// OPT: zero.wait %[[T]] keep(%[[N]] : tensor<4xf32>)
+// OPT-NEXT: return
