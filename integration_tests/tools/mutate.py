@@ -330,7 +330,11 @@ def pipelines():
                     for p in part[1::4]
                     for o in ('optimizer=nvme', 'params=nvme')] +
                    [['--zero-offload=optimizer=nvme'],
-                    ['--zero-offload=optimizer=nvme params=nvme', '--zero-bufferize-step']],
+                    ['--zero-offload=optimizer=nvme params=nvme', '--zero-bufferize-step'],
+                    ['--zero-offload=optimizer=nvme read-ahead=1', '--zero-bufferize-step'],
+                    [part[-1], '--zero-schedule',
+                     '--zero-offload=optimizer=nvme params=nvme read-ahead=7',
+                     '--zero-bufferize-step', '--zero-memory-report']],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']

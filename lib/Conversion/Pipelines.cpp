@@ -150,6 +150,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     ZeroOffloadPassOptions offload;
     offload.optimizer = opts.offloadOptimizer;
     offload.params = opts.offloadParams;
+    offload.readAhead = opts.offloadReadAhead;
     pm.addPass(createZeroOffloadPass(offload));
   }
   LowerCPUOptions lower;

@@ -8,11 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockMotion.h"
+
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/Debug.h"
@@ -47,10 +51,34 @@ struct Write {
   size_t due = 0;
 };
 
+/// Moves the pure `op` up as placeEarly does, its private producers first:
+/// the pure ops whose results only `op` reads (a gradient's scaling before
+/// its update), each as early as its own inputs allow. Collectives stay
+/// where they are: their order is zero-schedule's.
+void hoistWithProducers(Block &block, Operation *op) {
+  SmallVector<Operation *> producers;
+  forEachUsedValue(op, [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !(def = inBlock(block, def)) || def == op || !isPure(def) ||
+        isa<shard::ShardDialect>(def->getDialect()) || isCheapToHoist(def) ||
+        llvm::is_contained(producers, def))
+      return;
+    if (llvm::all_of(def->getUsers(), [&](Operation *user) {
+          return inBlock(block, user) == op;
+        }))
+      producers.push_back(def);
+  });
+  for (Operation *producer : producers)
+    hoistWithProducers(block, producer);
+  placeEarly(block, op, nullptr);
+}
+
 class Offloader {
 public:
-  Offloader(func::FuncOp func, Placement optimizer, Placement params)
-      : func(func), optimizer(optimizer), params(params) {}
+  Offloader(func::FuncOp func, Placement optimizer, Placement params,
+            unsigned readAhead)
+      : func(func), optimizer(optimizer), params(params),
+        readAhead(readAhead) {}
 
   LogicalResult run();
   unsigned numOffloaded = 0, numReads = 0, numWrites = 0;
@@ -60,6 +88,7 @@ private:
 
   func::FuncOp func;
   Placement optimizer, params;
+  unsigned readAhead;
   SmallVector<Offloaded> offloaded;
   /// Operations of the entry block that use offloaded arguments, in order,
   /// and which arguments each reads.
@@ -135,6 +164,20 @@ LogicalResult Offloader::run() {
     return success();
   Block &block = func.getBody().front();
   auto ret = cast<func::ReturnOp>(block.getTerminator());
+
+  // Updates as early as their inputs allow: an update of an offloaded value
+  // right after its gradient is complete (in the backward pass, where
+  // zero-schedule left that reduction's wait) rather than where the
+  // optimizer came in, so that the transfers around it overlap the rest
+  // of the backward pass. Updates are pure: they compute the same values
+  // wherever they are.
+  for (const Offloaded &o : offloaded) {
+    if (o.result < 0)
+      continue;
+    Operation *def = ret.getOperand(o.result).getDefiningOp();
+    if (def && (def = inBlock(block, def)) && isPure(def))
+      hoistWithProducers(block, def);
+  }
 
   // The items: every operation of the block that uses an offloaded
   // argument, except the return where it hands the argument back as its
@@ -224,11 +267,13 @@ LogicalResult Offloader::run() {
       ++numReads;
     }
   };
-  // The first item's reads start one operation earlier.
+  // The first `readAhead` items' reads start one operation before the
+  // first item.
   if (!items.empty()) {
     Operation *first = items.front();
     b.setInsertionPoint(first->getPrevNode() ? first->getPrevNode() : first);
-    startReads(0);
+    for (size_t k = 0; k < std::min<size_t>(readAhead, items.size()); ++k)
+      startReads(k);
   }
   // Per write, its token and the value it keeps until its wait.
   SmallVector<std::pair<Value, Value>> writeTokens(writes.size());
@@ -260,8 +305,6 @@ LogicalResult Offloader::run() {
                        .getResult();
     }
     waitWrites(k);
-    if (k + 1 < items.size())
-      startReads(k + 1);
     // The item reads the staged values (a wait's keep: its start's).
     for (unsigned arg : itemArgs[k]) {
       Value staged;
@@ -278,10 +321,17 @@ LogicalResult Offloader::run() {
                      byArg[arg]->result);
       });
     }
-    // Writes that follow this item.
+    // Writes that follow this item, then the reads `readAhead` items on.
+    Operation *last = item;
     for (size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].after == item)
+      if (writes[i].after == item) {
         startWrite(i);
+        last = last->getNextNode();
+      }
+    if (k + readAhead < items.size()) {
+      b.setInsertionPointAfter(last);
+      startReads(k + readAhead);
+    }
   }
   // Writes after operations that are no item; a wait due before an item
   // the sweep has passed goes there now.
@@ -326,6 +376,11 @@ struct ZeroOffloadPass
                        "runs in host memory already (use optimizer=nvme)");
       return signalPassFailure();
     }
+    if (readAhead < 1) {
+      module.emitError("zero-offload read-ahead=0: a use's read must start "
+                       "before it (read-ahead is at least 1)");
+      return signalPassFailure();
+    }
     if (optimizer == Placement::Device && params == Placement::Device)
       return;
     SmallVector<func::FuncOp> steps;
@@ -342,7 +397,7 @@ struct ZeroOffloadPass
       return signalPassFailure();
     }
     for (func::FuncOp f : steps) {
-      Offloader offloader(f, optimizer, params);
+      Offloader offloader(f, optimizer, params, readAhead);
       if (failed(offloader.run()))
         return signalPassFailure();
       numOffloaded += offloader.numOffloaded;

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockMotion.h"
+
 #include "zero/Analysis/FlopCount.h"
 #include "zero/Analysis/StepMemory.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -121,41 +123,6 @@ struct Event {
   double begin, end;
   double bytes;
 };
-
-/// The ancestor of `op` in `block`, or null.
-Operation *inBlock(Block &block, Operation *op) {
-  return block.findAncestorOpInBlock(*op);
-}
-
-/// Calls `fn` on every value `op` reads: its operands, and the values its
-/// regions use from above.
-void forEachUsedValue(Operation *op, function_ref<void(Value)> fn) {
-  op->walk([&](Operation *inner) {
-    for (Value v : inner->getOperands())
-      if (inner == op || !op->isAncestor(v.getParentRegion()->getParentOp()))
-        fn(v);
-  });
-}
-
-/// Whether `op` reads a value of `values`.
-bool usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
-  bool uses = false;
-  forEachUsedValue(op, [&](Value v) { uses |= values.contains(v); });
-  return uses;
-}
-
-/// A cheap op that may move up to where its operands exist: a view of a
-/// tensor, or one that computes only scalars and indices (an optimizer's
-/// bias corrections, a shard's offset).
-bool isCheapToHoist(Operation *op) {
-  if (!isPure(op) || op->getNumRegions() || op->getNumResults() == 0)
-    return false;
-  if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-          tensor::CollapseShapeOp, tensor::FromElementsOp>(op))
-    return true;
-  return llvm::all_of(op->getResultTypes(),
-                      [](Type t) { return t.isIntOrIndexOrFloat(); });
-}
 
 /// A scalar (rank-0 f32 or f64 tensor) sum all-reduce that may join a
 /// coalesced one.
@@ -847,9 +814,9 @@ private:
   /// Moves `c`'s wait right before `target` (at most dragLimit(c)), and
   /// the ops in between that depend on it with it, in their order.
   void moveWaitBefore(Collective &c, Operation *target);
-  /// Moves `op` up to right after the last of `floor` and the ops that
-  /// define what it reads, first moving up those that are cheap to hoist.
-  void placeEarly(Operation *op, Operation *floor);
+  void placeEarly(Operation *op, Operation *floor) {
+    zero::placeEarly(block, op, floor);
+  }
 
   double cost(Operation *op) {
     auto [it, inserted] = costs.try_emplace(op, 0.0);
@@ -1050,28 +1017,6 @@ void Scheduler::moveWaitBefore(Collective &c, Operation *target) {
   for (Operation *op : drag)
     op->moveBefore(target);
   c.wait->moveBefore(drag.empty() ? target : drag.front());
-}
-
-void Scheduler::placeEarly(Operation *op, Operation *floor) {
-  Operation *after = floor;
-  auto later = [](Operation *a, Operation *b) {
-    return !a ? b : !b ? a : a->isBeforeInBlock(b) ? b : a;
-  };
-  SmallVector<Value> used;
-  forEachUsedValue(op, [&](Value v) { used.push_back(v); });
-  for (Value v : used) {
-    Operation *def = v.getDefiningOp();
-    if (!def || !(def = inBlock(block, def)) || def == op)
-      continue;
-    if (isCheapToHoist(def) && (!after || after->isBeforeInBlock(def)))
-      placeEarly(def, nullptr);
-    after = later(after, def);
-  }
-  // Never below where it is: everything it reads is above it.
-  if (!after)
-    op->moveBefore(&block.front());
-  else if (after != op->getPrevNode() && after->isBeforeInBlock(op))
-    op->moveAfter(after);
 }
 
 unsigned Scheduler::hoistUpdates() {

@@ -98,6 +98,11 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::values(
           clEnumValN(Placement::Device, "device", "in the step's memory"),
           clEnumValN(Placement::Nvme, "nvme", "on the NVMe tier"))};
+  PassOptions::Option<unsigned> offloadReadAhead{
+      *this, "offload-read-ahead",
+      llvm::cl::desc("zero-offload's read-ahead: how many uses ahead an "
+                     "NVMe read starts"),
+      llvm::cl::init(3)};
   PassOptions::Option<Target> target{
       *this, "target", llvm::cl::desc("What the step is lowered for"),
       llvm::cl::init(Target::CPU),

@@ -1057,13 +1057,20 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
     category of what they hold.
 
     Transfers are placed around the *uses* of offloaded values in program
-    order, so the pass runs after zero-schedule and keeps whatever order it
-    chose (zero-schedule refuses an offloaded step). Double buffering: the
-    read for a use starts right before the previous use (so it loads while
-    that one computes), and the write after a use completes right before
-    the use after next (so it drains while the next one computes); at most
-    three uses' staging buffers are live at once. Every read of a value's
-    old contents completes before its new contents are written.
+    order, so the pass runs after zero-schedule and keeps the order it
+    chose for everything else (zero-schedule refuses an offloaded step).
+    First, each update of an offloaded value moves up to right after its
+    inputs exist (with the pure ops that only it reads, such as its
+    gradient's scaling; never a collective), so at stage 3, where the
+    optimizer came in after the backward pass, it now runs as soon as its
+    gradient is reduced and its transfers overlap the rest of the backward
+    pass. Then the read for a use starts `read-ahead` uses earlier (right
+    after that use and its writes; the first ones right before the first
+    use) and waits right before its own use; the write after a use starts
+    once the new value exists and completes right before the use after
+    next. Each use more of read-ahead keeps one more use's staging buffers
+    live. Every read of a value's old contents completes before its new
+    contents are written.
 
     Before (stage 3, abridged):
     ```mlir
@@ -1113,7 +1120,11 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
              clEnumValN(::mlir::zero::Placement::Device, "device",
                         "in the step's memory (no offload)"),
              clEnumValN(::mlir::zero::Placement::Nvme, "nvme",
-                        "on the NVMe tier (stage 3 only)"))}]>
+                        "on the NVMe tier (stage 3 only)"))}]>,
+    Option<"readAhead", "read-ahead", "unsigned", "3",
+           "How many uses ahead a read starts: it loads while those uses "
+           "and the compute between them run (at least 1; each one more "
+           "keeps one more use's staging buffers live)">
   ];
   let statistics = [
     Statistic<"numOffloaded", "offloaded-values",

@@ -1,0 +1,54 @@
+//===- BlockMotion.cpp - Moving operations within a block -----------------===//
+
+#include "BlockMotion.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+void zero::forEachUsedValue(Operation *op, function_ref<void(Value)> fn) {
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (inner == op || !op->isAncestor(v.getParentRegion()->getParentOp()))
+        fn(v);
+  });
+}
+
+bool zero::usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
+  bool uses = false;
+  forEachUsedValue(op, [&](Value v) { uses |= values.contains(v); });
+  return uses;
+}
+
+bool zero::isCheapToHoist(Operation *op) {
+  if (!isPure(op) || op->getNumRegions() || op->getNumResults() == 0)
+    return false;
+  if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+          tensor::CollapseShapeOp, tensor::FromElementsOp>(op))
+    return true;
+  return llvm::all_of(op->getResultTypes(),
+                      [](Type t) { return t.isIntOrIndexOrFloat(); });
+}
+
+void zero::placeEarly(Block &block, Operation *op, Operation *floor) {
+  Operation *after = floor;
+  auto later = [](Operation *a, Operation *b) {
+    return !a ? b : !b ? a : a->isBeforeInBlock(b) ? b : a;
+  };
+  SmallVector<Value> used;
+  forEachUsedValue(op, [&](Value v) { used.push_back(v); });
+  for (Value v : used) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !(def = inBlock(block, def)) || def == op)
+      continue;
+    if (isCheapToHoist(def) && (!after || after->isBeforeInBlock(def)))
+      placeEarly(block, def, nullptr);
+    after = later(after, def);
+  }
+  // Never below where it is: everything it reads is above it.
+  if (!after)
+    op->moveBefore(&block.front());
+  else if (after != op->getPrevNode() && after->isBeforeInBlock(op))
+    op->moveAfter(after);
+}
