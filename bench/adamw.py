@@ -33,28 +33,16 @@ import json
 import math
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from benchlib import fail, run
 
 HIDDEN = 10000
 BYTES_PER_PARAM = 28  # 4 reads + 3 writes of float32
 BYTES_PER_TRIAD = 24  # STREAM's count: 2 reads + 1 write of float64
 RESULT_TAG = 'ADAMW-RESULT '
 MAX_REL_ERR = 1e-3
-
-
-def fail(message):
-    sys.exit(f"adamw.py: error: {message}")
-
-
-def run(cmd, what, env=None):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, env=env)
-    if p.returncode != 0:
-        lines = [l for l in (p.stderr + p.stdout).splitlines() if l.strip()]
-        fail(f"{what} failed (exit {p.returncode}): {lines[-1] if lines else 'no output'}")
-    return p.stdout
 
 
 def tagged(out, tag):

@@ -25,26 +25,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 import benchlib
+from benchlib import fail, run
 
 RESULT_TAG = 'CKPT-RESULT '
-
-
-def fail(message):
-    sys.exit(f"checkpoint.py: error: {message}")
-
-
-def run(cmd, what):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        lines = [l for l in (p.stderr + p.stdout).splitlines() if l.strip()]
-        fail(f"{what} failed (exit {p.returncode}): {lines[-1] if lines else 'no output'}")
-    return p.stdout
 
 
 # --- PyTorch side (runs in the venv's interpreter) ---------------------------
@@ -134,12 +122,7 @@ def main():
     ap.add_argument('--saves', type=int, default=4)
     ap.add_argument('--resumes', type=int, default=3)
     ap.add_argument('--dir', help='where checkpoints go (default: under --build)')
-    ap.add_argument('--d-model', type=int, default=256)
-    ap.add_argument('--layers', type=int, default=4)
-    ap.add_argument('--heads', type=int, default=4)
-    ap.add_argument('--seq', type=int, default=128)
-    ap.add_argument('--batch', type=int, default=2)
-    ap.add_argument('--vocab', type=int, default=256)
+    benchlib.add_gpt_options(ap, batch=2)
     ap.add_argument('--venv', help='PyTorch venv (default BUILD/bench-venv)')
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
@@ -154,9 +137,7 @@ def main():
         if not os.access(os.path.join(bin_dir, tool), os.X_OK):
             fail(f"{bin_dir}/{tool} is missing: build first (cmake --build {args.build})")
     mpirun = benchlib.mpirun()
-    config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
-              '--heads', str(args.heads), '--seq', str(args.seq),
-              '--batch', str(args.batch), '--vocab', str(args.vocab)]
+    config = benchlib.gpt_config(args)
     base = args.dir or os.path.join(args.build, 'bench-checkpoints')
     os.makedirs(base, exist_ok=True)
     rows, tensors = [], None

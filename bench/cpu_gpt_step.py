@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+import benchlib
+
 
 def run(cmd):
     return subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
@@ -30,12 +32,7 @@ def main():
     ap.add_argument('--build', default='build')
     ap.add_argument('--steps', type=int, default=10)
     ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--d-model', type=int, default=256)
-    ap.add_argument('--layers', type=int, default=4)
-    ap.add_argument('--heads', type=int, default=4)
-    ap.add_argument('--seq', type=int, default=128)
-    ap.add_argument('--batch', type=int, default=8)
-    ap.add_argument('--vocab', type=int, default=256)
+    benchlib.add_gpt_options(ap, batch=8)
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
@@ -43,9 +40,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         module = os.path.join(tmp, 'step.mlir')
         stats_path = os.path.join(tmp, 'stats.json')
-        config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
-                  '--heads', str(args.heads), '--seq', str(args.seq),
-                  '--batch', str(args.batch), '--vocab', str(args.vocab)]
+        config = benchlib.gpt_config(args)
         summary = json.loads(run([os.path.join(bin_dir, 'zero-gen'), 'gpt',
                                   *config, '--summary']))
         run([os.path.join(bin_dir, 'zero-gen'), 'gpt', *config, '-o', module])

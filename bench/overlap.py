@@ -56,12 +56,7 @@ def main():
     ap.add_argument('--repeats', type=int, default=3,
                     help='runs per configuration; the median is reported')
     ap.add_argument('--stages', default='2,3')
-    ap.add_argument('--d-model', type=int, default=256)
-    ap.add_argument('--layers', type=int, default=4)
-    ap.add_argument('--heads', type=int, default=4)
-    ap.add_argument('--seq', type=int, default=128)
-    ap.add_argument('--batch', type=int, default=2, help='micro-batch per rank')
-    ap.add_argument('--vocab', type=int, default=256)
+    benchlib.add_gpt_options(ap, batch=2)
     ap.add_argument('--gbps', type=float, help='link bandwidth (default: '
                     'chosen so that communication time equals T_free)')
     ap.add_argument('--latency-us', type=float, default=20.0)
@@ -75,9 +70,7 @@ def main():
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
     mpirun = benchlib.mpirun(args.ranks)
-    config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
-              '--heads', str(args.heads), '--seq', str(args.seq),
-              '--batch', str(args.batch), '--vocab', str(args.vocab)]
+    config = benchlib.gpt_config(args)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         module = os.path.join(tmp, 'step.mlir')

@@ -23,19 +23,12 @@ def main():
     ap.add_argument('--build', default='build')
     ap.add_argument('--ranks', type=int, default=4)
     ap.add_argument('--steps', type=int, default=5)
-    ap.add_argument('--d-model', type=int, default=256)
-    ap.add_argument('--layers', type=int, default=4)
-    ap.add_argument('--heads', type=int, default=4)
-    ap.add_argument('--seq', type=int, default=128)
-    ap.add_argument('--batch', type=int, default=2, help='micro-batch per rank')
-    ap.add_argument('--vocab', type=int, default=256)
+    benchlib.add_gpt_options(ap, batch=2)
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, 'bin')
     mpirun = benchlib.mpirun(args.ranks)
-    config = ['--d-model', str(args.d_model), '--layers', str(args.layers),
-              '--heads', str(args.heads), '--seq', str(args.seq),
-              '--batch', str(args.batch), '--vocab', str(args.vocab)]
+    config = benchlib.gpt_config(args)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         module = os.path.join(tmp, 'step.mlir')

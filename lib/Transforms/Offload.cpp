@@ -277,8 +277,10 @@ LogicalResult Offloader::run() {
   }
   // Per write, its token and the value it keeps until its wait.
   SmallVector<std::pair<Value, Value>> writeTokens(writes.size());
-  auto startWrite = [&](size_t i) {
-    b.setInsertionPointAfter(writes[i].after);
+  // Starts write `i` right after `anchor` (its `after`, or a write started
+  // after that); returns the start.
+  auto startWrite = [&](size_t i, Operation *anchor) -> Operation * {
+    b.setInsertionPointAfter(anchor);
     auto write = WriteStartOp::create(
         b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
         writes[i].value, func.getArgument(writes[i].arg));
@@ -286,6 +288,7 @@ LogicalResult Offloader::run() {
                    b.getStringAttr(byArg[writes[i].arg]->category));
     writeTokens[i] = {write.getToken(), writes[i].value};
     ++numWrites;
+    return write;
   };
   auto waitWrite = [&](size_t i) {
     WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
@@ -324,10 +327,8 @@ LogicalResult Offloader::run() {
     // Writes that follow this item, then the reads `readAhead` items on.
     Operation *last = item;
     for (size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].after == item) {
-        startWrite(i);
-        last = last->getNextNode();
-      }
+      if (writes[i].after == item)
+        last = startWrite(i, last);
     if (k + readAhead < items.size()) {
       b.setInsertionPointAfter(last);
       startReads(k + readAhead);
@@ -337,7 +338,7 @@ LogicalResult Offloader::run() {
   // the sweep has passed goes there now.
   for (size_t i = 0; i < writes.size(); ++i)
     if (!writeTokens[i].first) {
-      startWrite(i);
+      startWrite(i, writes[i].after);
       if (writes[i].due < items.size()) {
         b.setInsertionPoint(items[writes[i].due]);
         waitWrite(i);

@@ -1,6 +1,7 @@
 // RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme" | FileCheck %s --check-prefix=OPT
 // RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme read-ahead=1" | FileCheck %s --check-prefix=RA1
 // RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" | FileCheck %s --check-prefix=ALL
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme read-ahead=1" | FileCheck %s --check-prefix=ALL1
 // RUN: zero-opt %s -split-input-file --zero-offload | FileCheck %s --check-prefix=NONE
 // RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" --zero-bufferize-step | FileCheck %s --check-prefix=LOWER
 // Placement of the NVMe tier's transfers on a hand-written stage-3 step:
@@ -114,6 +115,24 @@ module {
 // ALL-NEXT: zero.read_start %[[V]] {zero.category = "params"}
 // ALL: zero.write_start %{{.*}}#0 to %[[W]]
 // ALL: return %{{.*}} : tensor<f32>
+
+// read-ahead=1 with two writes after an update: they start in order right
+// after it, and the next update's reads start after both (before its
+// reduce_scatter), not further down.
+// ALL1-LABEL: func.func @train_step
+// ALL1-SAME: %[[W:[^:]*]]: !zero.extent<tensor<4xf32>> {zero.param = "w", zero.sharded}
+// ALL1-SAME: %[[V:[^:]*]]: !zero.extent<tensor<2xf32>> {zero.param = "v", zero.sharded}
+// ALL1-SAME: %[[MW:[^:]*]]: !zero.extent<tensor<4xf32>> {zero.sharded, zero.state
+// ALL1-SAME: %[[MV:[^:]*]]: !zero.extent<tensor<2xf32>> {zero.sharded, zero.state
+// ALL1: %[[NW:.*]]:2 = linalg.generic
+// ALL1: zero.write_start %[[NW]]#0 to %[[W]] {zero.category = "params"}
+// ALL1-NEXT: zero.write_start %[[NW]]#1 to %[[MW]] {zero.category = "optimizer_states"}
+// ALL1-NEXT: %[[P:.*]], %[[T:.*]] = zero.read_start %[[V]] {zero.category = "params"}
+// ALL1-NEXT: %[[Q:.*]], %[[U:.*]] = zero.read_start %[[MV]] {zero.category = "optimizer_states"}
+// ALL1-NEXT: shard.reduce_scatter
+// ALL1-NEXT: zero.wait %[[T]], %[[P]]
+// ALL1-NEXT: zero.wait %[[U]], %[[Q]]
+// ALL1-NEXT: linalg.generic
 
 // The defaults move nothing.
 // NONE-LABEL: func.func @train_step
