@@ -53,8 +53,10 @@ struct Write {
 
 /// Moves the pure `op` up as placeEarly does, its private producers first:
 /// the pure ops whose results only `op` reads (a gradient's scaling before
-/// its update), each as early as its own inputs allow. Collectives stay
-/// where they are: their order is zero-schedule's.
+/// its update), each as early as its own inputs allow. A producer that
+/// reads nothing (a tensor.empty its result is computed into) lands right
+/// before `op` instead, so that its buffer's life does not grow. Collectives
+/// stay where they are: their order is zero-schedule's.
 void hoistWithProducers(Block &block, Operation *op) {
   SmallVector<Operation *> producers;
   forEachUsedValue(op, [&](Value v) {
@@ -68,9 +70,19 @@ void hoistWithProducers(Block &block, Operation *op) {
         }))
       producers.push_back(def);
   });
-  for (Operation *producer : producers)
-    hoistWithProducers(block, producer);
+  SmallVector<Operation *> sources;
+  for (Operation *producer : producers) {
+    if (producer->getNumOperands() == 0 && producer->getNumRegions() == 0) {
+      // Out of the way while `op` moves, then right before it.
+      producer->moveBefore(&block.front());
+      sources.push_back(producer);
+    } else {
+      hoistWithProducers(block, producer);
+    }
+  }
   placeEarly(block, op, nullptr);
+  for (Operation *source : sources)
+    source->moveBefore(op);
 }
 
 class Offloader {

@@ -180,7 +180,8 @@ module {
 
 // An update's private producer (the gradient's scaling, which nothing else
 // reads) moves up with it to right after the gradient; the gradient, which
-// the loss reads too, stays. The write then drains while the loss computes.
+// the loss reads too, stays; the scaling's tensor.empty comes along right
+// before it, not to the top. The write then drains while the loss computes.
 #id = affine_map<(d0) -> (d0)>
 #s = affine_map<(d0) -> ()>
 module {
@@ -207,8 +208,9 @@ module {
       linalg.yield %r : f32
     } -> tensor<f32>
     %half = arith.constant 0.5 : f32
+    %e2 = tensor.empty() : tensor<4xf32>
     %mean = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
-        ins(%grad : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+        ins(%grad : tensor<4xf32>) outs(%e2 : tensor<4xf32>) {
     ^bb0(%a: f32, %o: f32):
       %r = arith.mulf %a, %half : f32
       linalg.yield %r : f32
@@ -226,9 +228,13 @@ module {
 }
 // OPT-LABEL: func.func @train_step
 // OPT-SAME: %[[M:[^:]*]]: !zero.extent<tensor<4xf32>>
-// OPT: %[[G:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>)
-// OPT: %[[P:.*]], %[[T:.*]] = zero.read_start %[[M]]
-// OPT-NEXT: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[G]] : tensor<4xf32>)
+// OPT-NOT: tensor.empty() : tensor<4xf32>
+// OPT: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// OPT-NOT: tensor.empty() : tensor<4xf32>
+// OPT: %[[G:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) outs(%[[E]] :
+// OPT: %[[E2:.*]] = tensor.empty() : tensor<4xf32>
+// OPT-NEXT: %[[P:.*]], %[[T:.*]] = zero.read_start %[[M]]
+// OPT-NEXT: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[G]] : tensor<4xf32>) outs(%[[E2]] :
 // OPT: %[[S:.*]] = zero.wait %[[T]], %[[P]]
 // OPT-NEXT: %[[N:.*]]:2 = linalg.generic {{.*}} ins(%[[MEAN]], %[[S]], %{{.*}} : {{.*}})
 // OPT: %[[WT:.*]] = zero.write_start %[[N]]#1 to %[[M]]

@@ -1061,7 +1061,9 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
     chose for everything else (zero-schedule refuses an offloaded step).
     First, each update of an offloaded value moves up to right after its
     inputs exist (with the pure ops that only it reads, such as its
-    gradient's scaling; never a collective), so at stage 3, where the
+    gradient's scaling; never a collective; a tensor.empty one of them
+    computes into lands right before it, so no buffer lives longer), so at
+    stage 3, where the
     optimizer came in after the backward pass, it now runs as soon as its
     gradient is reduced and its transfers overlap the rest of the backward
     pass. Then the read for a use starts `read-ahead` uses earlier (right
