@@ -313,39 +313,34 @@ struct WaitModel
       rewriter.eraseOp(op);
       return success();
     }
+    // The buffer the start fills (a read's staging buffer, a collective's
+    // output) and what the wait keeps alive until it completes (that
+    // buffer, and a collective's input).
+    Value out;
+    SmallVector<Value, 2> keep;
     if (auto read = dyn_cast_or_null<zero::ReadStartOp>(start)) {
-      if (read.hasTensorSemantics())
-        return op->emitOpError("bufferizes after its start, which must be "
-                               "bufferized first");
-      FailureOr<Value> pending =
-          getBuffer(rewriter, wait.getPending(), options, state);
-      if (failed(pending))
-        return failure();
-      if (*pending != read.getOutput())
-        return op->emitOpError("needs its pending tensor in place (it may "
-                               "only be used by this wait)");
-      zero::WaitOp::create(rewriter, op->getLoc(), TypeRange{},
-                           wait.getToken(), Value(),
-                           ValueRange{read.getOutput()});
-      replaceOpWithBufferizedValues(rewriter, op, read.getOutput());
-      return success();
+      if (!read.hasTensorSemantics()) {
+        out = read.getOutput();
+        keep = {out};
+      }
+    } else if (start && start->getNumOperands() == 2) {
+      out = start->getOperand(1);
+      keep = {start->getOperand(0), out};
     }
-    if (!start || start->getNumOperands() != 2)
+    if (!out)
       return op->emitOpError("bufferizes after its start, which must be "
                              "bufferized first");
     FailureOr<Value> pending =
         getBuffer(rewriter, wait.getPending(), options, state);
     if (failed(pending))
       return failure();
-    Value out = start->getOperand(1);
     // A pending tensor bufferized out of place would be a copy of data
     // still in flight.
     if (*pending != out)
       return op->emitOpError("needs its pending tensor in place (it may "
                              "only be used by this wait)");
     zero::WaitOp::create(rewriter, op->getLoc(), TypeRange{},
-                         wait.getToken(), Value(),
-                         ValueRange{start->getOperand(0), out});
+                         wait.getToken(), Value(), keep);
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();
   }
