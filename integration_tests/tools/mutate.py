@@ -335,6 +335,15 @@ def pipelines():
                     [part[-1], '--zero-schedule',
                      '--zero-offload=optimizer=nvme params=nvme read-ahead=7',
                      '--zero-bufferize-step', '--zero-memory-report']],
+        'remat': [[f'--zero-remat=memory-budget={b} remarks=true', p,
+                   '--zero-bufferize-step', '--zero-memory-report']
+                  for p in part[::5] for b in (6000, 40000, 400000)] +
+                 [[f'--zero-remat=memory-budget={b} predict-pipeline='
+                   f'zero-partition{{stage={s} world-size=2}},zero-bufferize-step']
+                  for s in range(4) for b in (20000, 200000)] +
+                 [[f'--zero-train-pipeline=stage={s} world-size={n} '
+                   f'memory-budget={b} schedule={sch}']
+                  for s, n in sw[::6] for b, sch in ((30000, 'true'), (300000, 'false'))],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']

@@ -93,10 +93,20 @@ struct Live {
   std::array<int64_t, kNumMemoryCategories> bytes{}, peak{};
   int64_t total = 0, peakTotal = 0;
   /// The top-level op being simulated, and the one where the total first
-  /// reached its peak.
+  /// reached its peak; the same for the innermost op (inside loop bodies).
   Operation *current = nullptr, *peakAt = nullptr;
+  Operation *innermost = nullptr, *innermostPeakAt = nullptr;
   /// Set once a sum no longer fits int64; the sums are then meaningless.
   bool overflowed = false;
+  /// The bytes above `threshold` summed over the ops simulated (saturated).
+  int64_t threshold = std::numeric_limits<int64_t>::max(), excess = 0;
+
+  /// Adds what the total holds above the threshold now to the excess.
+  void sample() {
+    if (total > threshold)
+      excess = llvm::checkedAdd(excess, total - threshold)
+                   .value_or(std::numeric_limits<int64_t>::max());
+  }
 
   void add(unsigned category, int64_t n) {
     std::optional<int64_t> b = llvm::checkedAdd(bytes[category], n);
@@ -111,6 +121,7 @@ struct Live {
     if (total > peakTotal) {
       peakTotal = total;
       peakAt = current;
+      innermostPeakAt = innermost;
     }
   }
   /// Peaks reached by `other`, a simulation that started from this state;
@@ -123,8 +134,10 @@ struct Live {
     if (other.peakTotal > peakTotal) {
       peakTotal = other.peakTotal;
       peakAt = other.peakAt;
+      innermostPeakAt = other.innermostPeakAt;
     }
     total = std::max(total, other.total);
+    excess = std::max(excess, other.excess);
     overflowed |= other.overflowed;
   }
 };
@@ -153,8 +166,10 @@ LogicalResult simulate(Block &block, Live &live,
     return m;
   };
   for (Operation &op : block) {
+    live.sample();
     if (topLevel)
       live.current = &op;
+    live.innermost = &op;
     if (auto call = dyn_cast<func::CallOp>(op)) {
       int64_t scratch = commScratch(call, n);
       if (scratch == std::numeric_limits<int64_t>::max())
@@ -267,7 +282,8 @@ LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
 
 } // namespace
 
-FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
+FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
+                                              int64_t threshold) {
   StepMemory r;
   for (StringRef k : {"params", "grads", "optimizer_states"})
     r.modelStates[k] = 0;
@@ -379,14 +395,18 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn) {
     r.modelStates["grads"] = *grads;
   }
   llvm::DenseMap<Operation *, Allocated> allocated;
+  live.threshold = threshold;
   if (failed(simulate(fn.getBody().front(), live, allocated, r.worldSize,
                       /*topLevel=*/true)))
     return failure();
+  live.sample();
+  r.excess = live.excess;
   if (live.overflowed)
     return overflow("the live bytes of the step");
   r.predictedPeak = live.peakTotal;
   r.generatedPeak = live.peakTotal - argTotal;
   r.predictedByCategory = live.peak;
   r.peakAt = live.peakAt;
+  r.innermostPeakAt = live.innermostPeakAt;
   return r;
 }

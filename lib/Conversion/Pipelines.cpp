@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -133,6 +134,20 @@ void zero::buildLowerCPUPipeline(OpPassManager &pm,
 void zero::buildTrainPipeline(OpPassManager &pm,
                               const TrainPipelineOptions &opts) {
   pm.addPass(createZeroVerifyPass());
+  if (opts.memoryBudget > 0) {
+    // The peak zero-remat holds is the partitioned step's, unscheduled:
+    // the floor zero-schedule's own budget check starts from.
+    ZeroRematPassOptions remat;
+    remat.memoryBudget = opts.memoryBudget;
+    remat.predictPipeline =
+        llvm::formatv("zero-partition{{stage={0} world-size={1} "
+                      "accumulate={2}},zero-bufferize-step",
+                      static_cast<int64_t>(opts.stage),
+                      static_cast<int64_t>(opts.worldSize),
+                      static_cast<int64_t>(opts.accumulate))
+            .str();
+    pm.addPass(createZeroRematPass(remat));
+  }
   ZeroPartitionPassOptions partition;
   partition.stage = opts.stage;
   partition.worldSize = opts.worldSize;
@@ -161,26 +176,11 @@ void zero::buildTrainPipeline(OpPassManager &pm,
 }
 
 void zero::registerZeroPipelines() {
-  // As PassPipelineRegistration<TrainPipelineOptions> does, plus a check of
-  // the options that only make sense together.
-  registerPassPipeline(
+  PassPipelineRegistration<TrainPipelineOptions>(
       "zero-train-pipeline",
       "Verify, partition for ZeRO (stage, world-size) and lower a training "
       "step for a target: what zero-run and zero-compile run",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        TrainPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        if (options.memoryBudget > 0 && !options.schedule)
-          return errorHandler("zero-train-pipeline: memory-budget is held by "
-                              "zero-schedule; it needs schedule=true");
-        buildTrainPipeline(pm, options);
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
-        optHandler(TrainPipelineOptions());
-      });
+      buildTrainPipeline);
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-cpu",
       "Lower a verified training step to LLVM dialect code that calls the "

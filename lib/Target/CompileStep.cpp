@@ -111,12 +111,10 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
       llvm::formatv("link-gbps={0} link-latency-us={1}", options.linkGbps,
                     options.linkLatencyUs)
           .str();
-  if (options.memoryBudget > 0) {
-    if (!options.schedule)
-      return makeError("a memory budget is zero-schedule's: it needs the "
-                       "schedule (drop the option that turns it off)");
-    schedule += " memory-budget=" + std::to_string(options.memoryBudget);
-  }
+  std::string budget =
+      options.memoryBudget > 0
+          ? " memory-budget=" + std::to_string(options.memoryBudget)
+          : std::string();
   bool offload = options.offloadOptimizer != "device" ||
                  options.offloadParams != "device";
   std::string placements =
@@ -130,23 +128,32 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
                        "a module before zero-offload");
     return std::string();
   case StepForm::Partitioned:
-    return (options.schedule ? "zero-schedule{" + schedule + "}," : "") +
+    // Recomputation (zero-remat) needs the contract; a partitioned
+    // module's budget is zero-schedule's alone.
+    if (!budget.empty() && !options.schedule)
+      return makeError("the module is partitioned already, so forward "
+                       "values can no longer be recomputed to fit a memory "
+                       "budget: start from the module before "
+                       "zero-partition, or keep the schedule, which holds "
+                       "its prefetches within the budget");
+    return (options.schedule ? "zero-schedule{" + schedule + budget + "},"
+                             : "") +
            (offload ? "zero-offload{" + placements + "}," : "") +
            "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
   case StepForm::Contract:
     // One rank without a stage: the contract functions as they are. More
     // ranks without a stage: plain data parallelism.
     if (!options.stage && options.worldSize == 1 && options.accumulate == 1 &&
-        !offload)
+        !offload && budget.empty())
       return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
     return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
                          "accumulate={5} target=cpu gemm-to-runtime={2} "
-                         "schedule={3} {4} offload-optimizer={6} "
+                         "schedule={3} {4}{8} offload-optimizer={6} "
                          "offload-params={7}}",
                          options.stage.value_or(0), options.worldSize, gemm,
                          options.schedule ? "true" : "false", schedule,
                          options.accumulate, options.offloadOptimizer,
-                         options.offloadParams)
+                         options.offloadParams, budget)
         .str();
   }
   return makeError("unknown step form");

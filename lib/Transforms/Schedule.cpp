@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockMotion.h"
+#include "PipelineDialects.h"
 
 #include "zero/Analysis/FlopCount.h"
 #include "zero/Analysis/StepMemory.h"
@@ -1423,13 +1424,8 @@ struct ZeroSchedulePass
     Base::getDependentDialects(registry);
     // The budget runs the bufferization pipeline inside this pass: its
     // dialects must be loaded before the pass manager runs.
-    if (memoryBudget > 0) {
-      OpPassManager pm(ModuleOp::getOperationName());
-      std::string ignored;
-      llvm::raw_string_ostream os(ignored);
-      if (succeeded(parsePassPipeline(bufferizePipeline, pm, os)))
-        pm.getDependentDialects(registry);
-    }
+    if (memoryBudget > 0)
+      addPipelineDialects(bufferizePipeline, registry);
   }
 
   /// A function the budget applies to: a step function (zero.role), or

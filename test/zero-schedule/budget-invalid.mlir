@@ -1,12 +1,10 @@
 // RUN: zero-opt %s -split-input-file --zero-schedule="memory-budget=49919" -verify-diagnostics
 // RUN: not zero-opt %s --zero-schedule="memory-budget=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not zero-opt %s --zero-schedule="memory-budget=1 bufferize-pipeline=no-such-pass" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
-// RUN: not zero-opt %s --zero-train-pipeline="stage=3 world-size=2 schedule=false memory-budget=100" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNSCHEDULED
 // A step over the budget even with every collective blocking is one
 // located error at the op where its peak is, saying by how much.
 
 // NEGATIVE: error: zero-schedule: memory-budget must be >= 0 bytes (0: none), got -1
-// UNSCHEDULED: zero-train-pipeline: memory-budget is held by zero-schedule; it needs schedule=true
 // PIPELINE: error: zero-schedule: bufferize-pipeline 'no-such-pass' does not parse: {{.*}}no-such-pass
 
 shard.grid @g(shape = 2)

@@ -85,8 +85,11 @@ Options:
                          simulate)
   --memory-budget SIZE   bytes one rank may hold at the step's peak, as
                          zero-memory-report predicts it (40000000, 40MB,
-                         38MiB): prefetches that would exceed it start later;
-                         a step over it even unscheduled does not compile
+                         38MiB): zero-remat recomputes forward values in the
+                         backward pass (fewest FLOPs per byte first) until
+                         the step fits, and prefetches that would exceed it
+                         start later; a step that cannot fit does not
+                         compile (the error says by how much)
   --offload optimizer=nvme,params=nvme
                          keep the optimizer states (params=nvme: and the
                          stage-3 parameter shards) on the NVMe tier
@@ -204,8 +207,6 @@ Options parseOptions(int argc, char **argv) {
   }
   if (opts.output.empty())
     fail("no output given; say where with -o FILE");
-  if (opts.memoryBudget > 0 && !opts.schedule)
-    fail("--memory-budget is held by zero-schedule: drop --no-schedule");
   return opts;
 }
 

@@ -83,8 +83,11 @@ Compilation:
                          --sim-link's if given, else bw=10,latency=20)
   --memory-budget SIZE   bytes one rank may hold at the step's peak, as
                          zero-memory-report predicts it (40000000, 40MB,
-                         38MiB): prefetches that would exceed it start later;
-                         a step over it even unscheduled does not compile
+                         38MiB): zero-remat recomputes forward values in the
+                         backward pass (fewest FLOPs per byte first) until
+                         the step fits, and prefetches that would exceed it
+                         start later; a step that cannot fit does not
+                         compile (the error says by how much)
   --cache-dir DIR        where compiled steps are kept, keyed by the module,
                          these options and the compiler (default:
                          $ZERO_CACHE_DIR, else $XDG_CACHE_HOME/zero-mlir,
@@ -359,8 +362,6 @@ int main(int argc, char **argv) {
   options.accumulate = opts.accumulate;
   options.gemmToRuntime = opts.gemmToRuntime;
   options.schedule = opts.schedule;
-  if (opts.memoryBudget > 0 && !opts.schedule)
-    fail("--memory-budget is held by zero-schedule: drop --no-schedule");
   options.memoryBudget = opts.memoryBudget;
   if (!opts.offload.empty()) {
     ::zero::driver::OffloadSpec offload;

@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <array>
+#include <limits>
 
 namespace mlir::zero {
 
@@ -51,13 +52,23 @@ struct StepMemory {
   /// The op of the function's entry block during which the total first
   /// reached its peak (null if the function allocates nothing).
   Operation *peakAt = nullptr;
+  /// The same op where it is innermost: inside a loop body (gradient
+  /// accumulation's micro-batches), the op of the body.
+  Operation *innermostPeakAt = nullptr;
+  /// The bytes of the total above the threshold asked for, summed over the
+  /// ops of the function (before each, and at its end): how far and how
+  /// long it stays over a budget.
+  int64_t excess = 0;
 };
 
 /// Predicts what one rank holds while running `fn`, a bufferized step
 /// function (memref arguments). Emits a located error and fails on what the
 /// prediction cannot size (non-numeric or dynamic buffers, a malformed
-/// manifest, sums that overflow int64).
-FailureOr<StepMemory> predictStepMemory(func::FuncOp fn);
+/// manifest, sums that overflow int64). `threshold` is the budget
+/// StepMemory::excess measures against.
+FailureOr<StepMemory>
+predictStepMemory(func::FuncOp fn,
+                  int64_t threshold = std::numeric_limits<int64_t>::max());
 
 } // namespace mlir::zero
 

@@ -78,8 +78,10 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::init(20.0)};
   PassOptions::Option<int64_t> memoryBudget{
       *this, "memory-budget",
-      llvm::cl::desc("zero-schedule's memory budget: bytes one rank may hold "
-                     "at the step's peak (0: none; needs schedule)"),
+      llvm::cl::desc("Bytes one rank may hold at the step's peak (0: "
+                     "none): zero-remat recomputes forward values until "
+                     "the unscheduled step fits, zero-schedule keeps its "
+                     "prefetches within it"),
       llvm::cl::init(0)};
   PassOptions::Option<Placement> offloadOptimizer{
       *this, "offload-optimizer",

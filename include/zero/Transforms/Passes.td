@@ -1137,6 +1137,80 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zero::ZeroDialect"];
 }
 
+def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
+  let summary = "Recompute forward values in the backward pass to hold a "
+                "memory budget";
+  let description = [{
+    Activation recomputation on the training-step contract, before
+    zero-partition: a forward value the backward pass reads is computed a
+    second time right before that read instead of being kept from the
+    forward pass, so that the step's predicted peak per rank fits
+    `memory-budget`.
+
+    The peak is zero-memory-report's: the pass runs `predict-pipeline`
+    (zero-partition with the run's stage and ranks, then
+    zero-bufferize-step) on a copy of the module and asks where the
+    bufferized step first reaches its peak. At that point it looks at the
+    forward values that are live across it: defined before it, not read by
+    it, read after it. For each, the recomputation is the value's producer
+    and, recursively, the producers of whatever it reads that is not live
+    at the point anyway (parameters and batch inputs always are); a value
+    it reads that cannot be recomputed (a collective, an op with effects)
+    is kept instead, and its bytes count against the saving. Candidates go
+    cheapest first, in FLOPs added (zero-gen's count, FlopCount.h) per byte
+    freed, until the bytes freed cover the excess; then the pass predicts
+    again, at the new peak, until the step fits. So a softmax's output, a
+    GELU's or a layer norm's goes before a matmul's, and a matmul is
+    recomputed only where nothing cheaper is left.
+
+    The recomputed ops are clones of the forward ones on the same inputs:
+    parameters and losses are bit-identical with and without the pass.
+    Where no forward value live across the peak can be recomputed to a
+    saving, the pass fails with an error located at the peak that gives
+    the bytes over the budget. `memory-budget=0` (the default) changes
+    nothing.
+
+    Before (abridged; %h is kept from the forward pass for the backward):
+    ```mlir
+    %h = linalg.matmul ins(%x, %w1 ...)
+    %a = linalg.generic {tanh} ins(%h ...)     // live to the backward pass
+    %y = linalg.matmul ins(%a, %w2 ...)
+    ... loss, then the backward pass ...
+    %dw2 = linalg.matmul ins(%aT, %dy ...)     // reads %a
+    ```
+    After `zero-remat{memory-budget=...}`:
+    ```mlir
+    %h = linalg.matmul ins(%x, %w1 ...)
+    %a = linalg.generic {tanh} ins(%h ...)
+    %y = linalg.matmul ins(%a, %w2 ...)        // last read of %a
+    ...
+    %a2 = linalg.generic {tanh} ins(%h ...)    // recomputed
+    %dw2 = linalg.matmul ins(%a2T, %dy ...)
+    ```
+  }];
+  let options = [
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "Bytes one rank may hold at the step's peak, as zero-memory-report "
+           "predicts it after predict-pipeline (0: recompute nothing)">,
+    Option<"predictPipeline", "predict-pipeline", "std::string",
+           "\"zero-partition,zero-bufferize-step\"",
+           "The pass pipeline that turns a copy of the module into the "
+           "bufferized step whose peak is predicted (zero-train-pipeline "
+           "passes its stage and ranks)">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Emit a remark with the peak before and after, the values "
+           "recomputed and the FLOPs they add">
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed-values",
+              "Forward values recomputed in the backward pass">,
+    Statistic<"numCloned", "cloned-ops", "Operations cloned to recompute them">,
+    Statistic<"numPredictions", "predictions",
+              "Bufferized copies whose peak was predicted">
+  ];
+  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+}
+
 def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
   let summary = "Predict per-rank memory of a bufferized training step";
   let description = [{

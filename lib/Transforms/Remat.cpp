@@ -1,0 +1,548 @@
+//===- Remat.cpp - Activation recomputation under a memory budget ---------===//
+//
+// zero-remat: forward values that the backward pass reads are computed a
+// second time right before that read instead of being kept, chosen at the
+// predicted peak, fewest FLOPs per byte freed first, until
+// zero-memory-report's prediction of the partitioned, bufferized step fits
+// the budget (Passes.td has the rules, docs/decisions.md the why).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlockMotion.h"
+#include "PipelineDialects.h"
+
+#include "zero/Analysis/FlopCount.h"
+#include "zero/Analysis/StepMemory.h"
+#include "zero/Analysis/TrainingStep.h"
+#include "zero/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <set>
+
+#define DEBUG_TYPE "zero-remat"
+
+namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROREMATPASS
+#include "zero/Transforms/Passes.h.inc"
+} // namespace mlir::zero
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+/// The prefix of the name locations that tag forward_backward's ops in a
+/// predicted copy with their index in its block.
+constexpr llvm::StringLiteral kTag = "zero-remat@";
+
+/// The most operations one recomputation clones.
+constexpr unsigned kMaxClones = 512;
+
+/// Bytes of a statically shaped tensor of numbers; 0 for anything else
+/// (scalars and indices are free to keep).
+int64_t bytesOf(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() ||
+      !type.getElementType().isIntOrIndexOrFloat())
+    return 0;
+  Type element = type.getElementType();
+  int64_t bytes = element.isIndex()
+                      ? 8
+                      : llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  for (int64_t dim : type.getShape()) {
+    std::optional<int64_t> product = llvm::checkedMul(bytes, dim);
+    if (!product)
+      return std::numeric_limits<int64_t>::max() / 4;
+    bytes = *product;
+  }
+  return bytes;
+}
+
+/// A view of its first operand's buffer once bufferized.
+bool isView(Operation *op) {
+  return isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+             tensor::ExtractSliceOp, tensor::ReshapeOp>(op);
+}
+
+/// An op whose clone computes the same values: no effects, not a
+/// collective (which every rank must run the same number of times), not a
+/// call.
+bool isRecomputable(Operation *op) {
+  if (op->getNumResults() == 0 || !isMemoryEffectFree(op) ||
+      isa<func::CallOp>(op))
+    return false;
+  Dialect *dialect = op->getDialect();
+  return dialect && !isa<shard::ShardDialect, ZeroDialect>(dialect);
+}
+
+/// FLOPs of one run of `op` by FlopCount.h's rule (0 where it cannot
+/// count them).
+int64_t flopsOf(Operation *op) {
+  if (isa<linalg::LinalgOp>(op))
+    return linalgFlops(op).value_or(0);
+  return isFloatingPointOp(op) ? 1 : 0;
+}
+
+/// Recomputing one value (and its views) for the reads after a point.
+struct Plan {
+  Value root;
+  /// Values whose reads after the point read the recomputed copy: the
+  /// root and the views of it that are read there.
+  SmallVector<Value> replaced;
+  /// The ops to clone, in block order, and where the clones go.
+  SmallVector<Operation *> clones;
+  Operation *insertBefore = nullptr;
+  int64_t saved = 0; ///< bytes no longer live across the point
+  int64_t kept = 0;  ///< bytes of inputs now live across it instead
+  int64_t flops = 0; ///< FLOPs of the clones
+  int64_t net() const { return saved - kept; }
+};
+
+class Rematerializer {
+public:
+  explicit Rematerializer(Block &block) : block(block) {}
+
+  /// Whether `op` (of the block) comes after `point` (null: before the
+  /// first op).
+  bool after(Operation *point, Operation *op) const {
+    return op && op != point && (!point || point->isBeforeInBlock(op));
+  }
+
+  /// The buffer `v` is a view of: the first non-view producer up the
+  /// chain, or `v`.
+  Value rootOf(Value v) const {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isView(def) || !inBlock(block, def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  }
+
+  /// `root` and the views of it, transitively.
+  SmallVector<Value> aliasesOf(Value root) const {
+    SmallVector<Value> aliases{root};
+    for (unsigned i = 0; i < aliases.size(); ++i)
+      for (OpOperand &use : aliases[i].getUses())
+        if (isView(use.getOwner()) && use.getOperandNumber() == 0 &&
+            use.getOwner()->getBlock() == &block)
+          llvm::append_range(aliases, use.getOwner()->getResults());
+    return aliases;
+  }
+
+  /// How the ops of the block read `v`, relative to `point`.
+  struct Reads {
+    bool at = false, afterPoint = false;
+    Operation *first = nullptr; ///< the first reader after the point
+  };
+  Reads readsOf(Value v, Operation *point) const {
+    Reads r;
+    for (OpOperand &use : v.getUses()) {
+      Operation *op = inBlock(block, use.getOwner());
+      if (!op)
+        continue;
+      if (op == point)
+        r.at = true;
+      else if (after(point, op)) {
+        r.afterPoint = true;
+        if (!r.first || op->isBeforeInBlock(r.first))
+          r.first = op;
+      }
+    }
+    return r;
+  }
+
+  /// Whether the buffer of `v` stays live across `point` whatever happens
+  /// to `except` (the aliases a plan replaces).
+  bool liveAcross(Value v, Operation *point,
+                  const llvm::SmallPtrSetImpl<Value> &except) const {
+    for (Value alias : aliasesOf(rootOf(v)))
+      if (!except.contains(alias) && readsOf(alias, point).afterPoint)
+        return true;
+    return false;
+  }
+
+  /// Plans recomputing `root`, a value defined before `point`, for its
+  /// reads after it; nullopt where it is not live across the point or
+  /// cannot be recomputed.
+  std::optional<Plan> plan(Value root, Operation *point) const {
+    Operation *def = root.getDefiningOp();
+    if (!def || def->getBlock() != &block || !isRecomputable(def) ||
+        isView(def) || bytesOf(root) == 0 || !after(def, point))
+      return std::nullopt;
+    Plan p;
+    p.root = root;
+    // The aliases read after the point, and the views between them and
+    // the root.
+    SmallVector<Value> aliases = aliasesOf(root);
+    llvm::SmallPtrSet<Value, 8> needed;
+    for (Value alias : aliases) {
+      Reads reads = readsOf(alias, point);
+      if (reads.at)
+        return std::nullopt; // the point itself reads it
+      if (!reads.afterPoint)
+        continue;
+      if (!p.insertBefore || reads.first->isBeforeInBlock(p.insertBefore))
+        p.insertBefore = reads.first;
+      for (Value v = alias; needed.insert(v).second && v != root;)
+        v = v.getDefiningOp()->getOperand(0);
+    }
+    if (!p.insertBefore)
+      return std::nullopt;
+    llvm::SmallPtrSet<Value, 8> replacedSet;
+    for (Value alias : aliases)
+      if (needed.contains(alias)) {
+        p.replaced.push_back(alias);
+        replacedSet.insert(alias);
+      }
+    p.saved = bytesOf(root);
+
+    // The clones: the root's producer, the needed views, and, recursively,
+    // the producers of inputs that are not live across the point anyway.
+    llvm::SetVector<Operation *> clones;
+    clones.insert(def);
+    for (Value v : p.replaced)
+      if (v != root)
+        clones.insert(v.getDefiningOp());
+    llvm::SmallPtrSet<Value, 8> keptRoots;
+    for (unsigned i = 0; i < clones.size(); ++i) {
+      bool tooMany = false;
+      forEachUsedValue(clones[i], [&](Value u) {
+        Operation *producer = u.getDefiningOp();
+        if (tooMany || bytesOf(u) == 0 || !producer ||
+            !inBlock(block, producer) || clones.contains(producer) ||
+            replacedSet.contains(u) || liveAcross(u, point, replacedSet))
+          return;
+        producer = inBlock(block, producer);
+        if (isRecomputable(producer)) {
+          clones.insert(producer);
+          tooMany = clones.size() > kMaxClones;
+          return;
+        }
+        Value kept = rootOf(u);
+        if (keptRoots.insert(kept).second)
+          p.kept += bytesOf(kept);
+      });
+      if (tooMany)
+        return std::nullopt;
+    }
+    p.clones = clones.takeVector();
+    llvm::sort(p.clones,
+               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    for (Operation *op : p.clones) {
+      std::optional<int64_t> sum = llvm::checkedAdd(p.flops, flopsOf(op));
+      p.flops = sum ? *sum : std::numeric_limits<int64_t>::max();
+    }
+    return p;
+  }
+
+  /// Clones the plan's ops right before its first read after `point` and
+  /// makes every read after the point read the clones.
+  void apply(const Plan &p, Operation *point) {
+    OpBuilder b(p.insertBefore);
+    IRMapping map;
+    llvm::SmallPtrSet<Operation *, 16> cloned;
+    for (Operation *op : p.clones)
+      cloned.insert(b.clone(*op, map));
+    for (Value v : p.replaced)
+      v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
+        Operation *op = inBlock(block, use.getOwner());
+        return after(point, op) && !cloned.contains(op);
+      });
+  }
+
+  /// Plans for every value defined before `point` and live across it.
+  SmallVector<Plan> candidates(Operation *point) const {
+    SmallVector<Plan> plans;
+    if (!point)
+      return plans;
+    for (Operation &op : block) {
+      if (&op == point)
+        break;
+      for (Value result : op.getResults())
+        if (std::optional<Plan> p = plan(result, point); p && p->net() > 0)
+          plans.push_back(std::move(*p));
+    }
+    return plans;
+  }
+
+private:
+  Block &block;
+};
+
+struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    // The prediction runs predict-pipeline inside this pass: its dialects
+    // must be loaded before the pass manager runs.
+    if (memoryBudget > 0)
+      addPipelineDialects(predictPipeline, registry);
+  }
+
+  /// A prediction: the peak, the index in forward_backward's block of the
+  /// op during which it is first reached (-1: before the first), and how
+  /// far and how long the step stays over the budget.
+  struct Peak {
+    int64_t bytes;
+    int64_t index;
+    int64_t excess;
+    /// What the driver passes in (model states, batch): no recomputation
+    /// lowers it.
+    int64_t arguments;
+  };
+
+  /// The index a tagged location carries, or -1.
+  static int64_t tagOf(Location loc) {
+    int64_t index = -1;
+    loc->walk([&](Location inner) {
+      if (auto name = dyn_cast<NameLoc>(inner)) {
+        StringRef s = name.getName().getValue();
+        int64_t i;
+        if (s.consume_front(kTag) && !s.getAsInteger(10, i))
+          index = std::max(index, i);
+      }
+      return WalkResult::advance();
+    });
+    return index;
+  }
+
+  /// The op at `index` in `block`, or null.
+  static Operation *opAt(Block &block, int64_t index) {
+    if (index < 0)
+      return nullptr;
+    for (Operation &op : block)
+      if (index-- == 0)
+        return &op;
+    return nullptr;
+  }
+
+  /// Runs `pm` on a copy of the module whose forward_backward ops carry
+  /// their index, and predicts the peak of the function they end up in.
+  FailureOr<Peak> predict(PassManager &pm, func::FuncOp fb) {
+    ++numPredictions;
+    OwningOpRef<ModuleOp> copy = getOperation().clone();
+    auto copied = copy->lookupSymbol<func::FuncOp>(fb.getSymName());
+    for (auto [i, op] : llvm::enumerate(copied.getBody().front()))
+      op.setLoc(NameLoc::get(
+          StringAttr::get(&getContext(), (kTag + Twine(i)).str()),
+          op.getLoc()));
+    if (failed(pm.run(*copy)))
+      return fb.emitError()
+             << "zero-remat: predict-pipeline '" << predictPipeline
+             << "' failed on a copy of the step (the errors above say why)";
+    std::optional<Peak> peak;
+    for (auto func : copy->getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      bool tagged = func.walk([&](Operation *op) {
+                          return tagOf(op->getLoc()) >= 0
+                                     ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+                        })
+                        .wasInterrupted();
+      if (!tagged)
+        continue;
+      FailureOr<StepMemory> memory = predictStepMemory(func, memoryBudget);
+      if (failed(memory))
+        return failure();
+      if (peak && memory->predictedPeak <= peak->bytes)
+        continue;
+      // The tagged op during the peak, or the last one before it.
+      int64_t index = -1;
+      for (Operation *op = memory->innermostPeakAt; op && index < 0;) {
+        index = tagOf(op->getLoc());
+        op = op->getPrevNode() ? op->getPrevNode() : op->getParentOp();
+      }
+      peak = Peak{memory->predictedPeak, index, memory->excess,
+                  memory->predictedPeak - memory->generatedPeak};
+    }
+    if (!peak)
+      return fb.emitError() << "zero-remat: predict-pipeline '"
+                            << predictPipeline
+                            << "' left no function with the ops of @"
+                            << fb.getSymName() << " to predict";
+    return *peak;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (memoryBudget < 0) {
+      module.emitError() << "zero-remat: memory-budget must be >= 0 bytes "
+                            "(0: recompute nothing), got "
+                         << static_cast<int64_t>(memoryBudget);
+      return signalPassFailure();
+    }
+    if (memoryBudget == 0)
+      return;
+    FailureOr<TrainingStep> step = TrainingStep::get(module);
+    if (failed(step)) {
+      module.emitError("zero-remat: needs the training-step contract "
+                       "(forward_backward and optimizer), before "
+                       "zero-partition");
+      return signalPassFailure();
+    }
+    func::FuncOp fb = step->forwardBackward;
+    if (!fb.getBody().hasOneBlock()) {
+      fb.emitOpError("zero-remat needs a single-block forward_backward");
+      return signalPassFailure();
+    }
+    PassManager pm(&getContext(), ModuleOp::getOperationName());
+    std::string error;
+    llvm::raw_string_ostream os(error);
+    if (failed(parsePassPipeline(predictPipeline, pm, os))) {
+      module.emitError() << "zero-remat: predict-pipeline '"
+                         << predictPipeline << "' does not parse: " << error;
+      return signalPassFailure();
+    }
+
+    int64_t totalFlops = 0;
+    for (Operation &op : fb.getBody().front())
+      totalFlops += flopsOf(&op);
+    int64_t budget = memoryBudget, addedFlops = 0, freed = 0;
+    unsigned recomputed = 0, cloned = 0;
+    FailureOr<Peak> first = predict(pm, fb);
+    if (failed(first))
+      return signalPassFailure();
+    Peak peak = *first;
+    if (peak.bytes > budget && peak.arguments >= budget) {
+      fb.emitError() << "zero-remat: the buffers a driver passes to the "
+                        "partitioned step (model states, batch) take "
+                     << peak.arguments
+                     << " bytes per rank, and memory-budget=" << budget
+                     << " leaves nothing for the step itself (raise the "
+                        "budget, or use a higher ZeRO stage)";
+      return signalPassFailure();
+    }
+    // Each round recomputes, cheapest first, values live across the peak
+    // until their bytes cover the excess, and keeps them only if the new
+    // prediction is better: a lower peak, or the same peak over the budget
+    // for fewer bytes and ops (the bufferized step's in-place choices make
+    // the effect of a recomputation elsewhere hard to foresee). A round
+    // that is not is undone, and its values are not tried again at that
+    // peak; a round of several values that is not halves the number the
+    // next one may take, so that one of them alone can still be tried.
+    std::set<std::pair<size_t, unsigned>> excluded;
+    unsigned cap = std::numeric_limits<unsigned>::max();
+    auto keyOf = [](Value v) {
+      Operation *def = v.getDefiningOp();
+      size_t index = 0;
+      for (Operation *op = def; (op = op->getPrevNode());)
+        ++index;
+      return std::make_pair(index, cast<OpResult>(v).getResultNumber());
+    };
+    size_t maxRounds = 64 + 4 * fb.getBody().front().getOperations().size();
+    for (size_t round = 0; peak.bytes > budget; ++round) {
+      Block &block = fb.getBody().front();
+      Operation *at = opAt(block, peak.index);
+      Rematerializer remat(block);
+      SmallVector<Plan> plans = remat.candidates(at);
+      auto perByte = [](const Plan &p) {
+        return double(p.flops) / double(p.net());
+      };
+      llvm::stable_sort(plans, [&](const Plan &a, const Plan &b) {
+        return perByte(a) < perByte(b);
+      });
+      SmallVector<std::pair<size_t, unsigned>> tried;
+      for (const Plan &p : plans)
+        if (!excluded.count(keyOf(p.root)))
+          tried.push_back(keyOf(p.root));
+      if (tried.empty() || round >= maxRounds) {
+        mlir::emitError(at ? at->getLoc() : fb.getLoc())
+            << "zero-remat: @" << fb.getSymName() << " needs " << peak.bytes
+            << " bytes per rank at its peak here even recomputing every "
+               "forward value live across it that can be recomputed, "
+            << peak.bytes - budget << " bytes over memory-budget=" << budget
+            << " (raise the budget, or use a higher ZeRO stage or a smaller "
+               "batch)";
+        return signalPassFailure();
+      }
+      func::FuncOp snapshot = fb.clone();
+      int64_t excess = peak.bytes - budget, covered = 0, flops = 0;
+      unsigned applied = 0, ops = 0;
+      tried.clear();
+      for (const Plan &candidate : plans) {
+        if (covered >= excess || applied == cap)
+          break;
+        if (excluded.count(keyOf(candidate.root)))
+          continue;
+        // Earlier recomputations may have changed what is live.
+        std::optional<Plan> p = remat.plan(candidate.root, at);
+        if (!p || p->net() <= 0)
+          continue;
+        LLVM_DEBUG(llvm::dbgs() << "zero-remat: recompute " << p->root
+                                << " (" << p->net() << " bytes, " << p->flops
+                                << " FLOPs, " << p->clones.size()
+                                << " ops)\n");
+        tried.push_back(keyOf(p->root));
+        remat.apply(*p, at);
+        covered += p->net();
+        flops += p->flops;
+        ops += p->clones.size();
+        ++applied;
+      }
+      FailureOr<Peak> next = success(peak);
+      if (applied) {
+        next = predict(pm, fb);
+        if (failed(next)) {
+          snapshot.erase();
+          return signalPassFailure();
+        }
+      }
+      if (applied && (next->bytes < peak.bytes ||
+                      (next->bytes == peak.bytes && next->excess < peak.excess))) {
+        LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
+                                << applied << " values, peak " << peak.bytes
+                                << " -> " << next->bytes << "\n");
+        snapshot.erase();
+        excluded.clear();
+        cap = std::numeric_limits<unsigned>::max();
+        peak = *next;
+        recomputed += applied;
+        cloned += ops;
+        freed += covered;
+        addedFlops += flops;
+        continue;
+      }
+      LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
+                              << applied << " values undone\n");
+      fb.getBody().takeBody(snapshot.getBody());
+      snapshot.erase();
+      if (applied > 1)
+        cap = applied / 2;
+      else
+        excluded.insert(tried.begin(), tried.end());
+    }
+    numRecomputed += recomputed;
+    numCloned += cloned;
+    if (remarks)
+      fb.emitRemark() << "zero-remat: predicted peak " << first->bytes
+                      << " bytes, " << peak.bytes
+                      << " after recomputation, within memory-budget="
+                      << budget << "; " << recomputed
+                      << " values recomputed (" << freed
+                      << " bytes at the peaks they were chosen at), "
+                      << addedFlops << " FLOPs added to " << totalFlops
+                      << llvm::formatv(" ({0:F1}%)",
+                                       totalFlops
+                                           ? 100.0 * addedFlops / totalFlops
+                                           : 0.0)
+                             .str();
+  }
+};
+
+} // namespace
