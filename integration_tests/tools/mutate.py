@@ -341,6 +341,8 @@ def pipelines():
                  [[f'--zero-remat=memory-budget={b} predict-pipeline='
                    f'zero-partition{{stage={s} world-size=2}},zero-bufferize-step']
                   for s in range(4) for b in (20000, 200000)] +
+                 [['--zero-remat=policy=blocks', p, '--zero-bufferize-step']
+                  for p in part[1::6]] +
                  [[f'--zero-train-pipeline=stage={s} world-size={n} '
                    f'memory-budget={b} schedule={sch}']
                   for s, n in sw[::6] for b, sch in ((30000, 'true'), (300000, 'false'))],

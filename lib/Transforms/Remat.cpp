@@ -283,6 +283,134 @@ private:
   Block &block;
 };
 
+/// The block a parameter belongs to: its name up to the first dotted
+/// component with a digit ("h0", "h.3", "transformer.h.3"); empty when no
+/// component has one (wte, ln_f.weight).
+std::string blockOf(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.split(parts, '.');
+  std::string prefix;
+  for (StringRef part : parts) {
+    if (!prefix.empty())
+      prefix += '.';
+    prefix += part.str();
+    if (llvm::any_of(part, llvm::isDigit))
+      return prefix;
+  }
+  return "";
+}
+
+/// Per-block checkpointing: clones each block's forward ops right before
+/// the backward pass first reads one of their values. Returns the number
+/// of blocks recomputed; adds the clones' FLOPs to `flops` and their
+/// number to `cloned`.
+unsigned checkpointBlocks(const TrainingStep &step, int64_t &flops,
+                          unsigned &cloned) {
+  func::FuncOp fb = step.forwardBackward;
+  Block &block = fb.getBody().front();
+  Value loss = block.getTerminator()->getOperand(step.lossResult);
+  Operation *lossOp = loss.getDefiningOp();
+  if (!lossOp || !(lossOp = inBlock(block, lossOp)))
+    return 0;
+  // The forward pass: the ops the loss depends on; the backward pass reads
+  // a forward value in any other op.
+  llvm::SetVector<Operation *> forward;
+  forward.insert(lossOp);
+  for (unsigned i = 0; i < forward.size(); ++i)
+    forEachUsedValue(forward[i], [&](Value v) {
+      if (Operation *def = v.getDefiningOp())
+        if ((def = inBlock(block, def)))
+          forward.insert(def);
+    });
+  // Parameter groups, numbered in the order the forward pass first reads
+  // them; a forward op's region is the last group it depends on.
+  llvm::DenseMap<unsigned, const ParamInfo *> paramOfArg;
+  for (const ParamInfo &param : step.params)
+    paramOfArg[param.fbArg] = &param;
+  llvm::StringMap<unsigned> groupIds;
+  SmallVector<bool> isBlock;
+  llvm::DenseMap<Operation *, int> region;
+  for (Operation &op : block) {
+    if (!forward.contains(&op))
+      continue;
+    int r = -1;
+    forEachUsedValue(&op, [&](Value v) {
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        const ParamInfo *param =
+            arg.getOwner() == &block ? paramOfArg.lookup(arg.getArgNumber())
+                                     : nullptr;
+        if (!param)
+          return;
+        std::string name = blockOf(param->name);
+        auto [it, inserted] = groupIds.try_emplace(
+            name.empty() ? StringRef(param->name) : StringRef(name),
+            isBlock.size());
+        if (inserted)
+          isBlock.push_back(!name.empty());
+        r = std::max(r, static_cast<int>(it->second));
+        return;
+      }
+      if (Operation *def = v.getDefiningOp())
+        if (auto it = region.find(inBlock(block, def)); it != region.end())
+          r = std::max(r, it->second);
+    });
+    region[&op] = r;
+  }
+  unsigned blocks = 0;
+  for (unsigned g = 0; g < isBlock.size(); ++g) {
+    if (!isBlock[g])
+      continue;
+    // The block's ops, and what they read that depends on no parameter
+    // (the tensor.empty a result is computed into, a constant mask): that
+    // is recomputed too, or its buffer would live until the clones run.
+    llvm::SetVector<Operation *> members;
+    for (Operation &op : block)
+      if (forward.contains(&op) && region.lookup(&op) == static_cast<int>(g))
+        members.insert(&op);
+    for (unsigned i = 0; i < members.size(); ++i)
+      forEachUsedValue(members[i], [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        if (def && (def = inBlock(block, def)) && region.lookup(def) == -1 &&
+            forward.contains(def) && isRecomputable(def))
+          members.insert(def);
+      });
+    SmallVector<Operation *> ops = members.takeVector();
+    llvm::sort(ops,
+               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    if (ops.empty() || !llvm::all_of(ops, isRecomputable))
+      continue;
+    // The block's first read by the backward pass; one before the
+    // block's own last op would gain nothing, and the block stays.
+    auto backward = [&](Operation *op) {
+      return op && !forward.contains(op) && op->getBlock() == &block;
+    };
+    Operation *first = nullptr;
+    for (Operation *op : ops)
+      for (Operation *user : op->getUsers())
+        if (Operation *u = inBlock(block, user);
+            backward(u) && (!first || u->isBeforeInBlock(first)))
+          first = u;
+    if (!first || first->isBeforeInBlock(ops.back()))
+      continue;
+    OpBuilder b(first);
+    IRMapping map;
+    llvm::SmallPtrSet<Operation *, 32> clones;
+    for (Operation *op : ops) {
+      clones.insert(b.clone(*op, map));
+      flops += flopsOf(op);
+    }
+    cloned += ops.size();
+    for (Operation *op : ops)
+      for (Value v : op->getResults())
+        v.replaceUsesWithIf(map.lookup(v), [&](OpOperand &use) {
+          Operation *u = inBlock(block, use.getOwner());
+          return backward(u) && !clones.contains(u);
+        });
+    ++blocks;
+  }
+  return blocks;
+}
+
 struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
   using Base::Base;
 
@@ -387,7 +515,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                          << static_cast<int64_t>(memoryBudget);
       return signalPassFailure();
     }
-    if (memoryBudget == 0)
+    bool blocks = policy == RematPolicy::Blocks;
+    if (blocks && memoryBudget > 0) {
+      module.emitError("zero-remat: policy=blocks recomputes every block "
+                       "and takes no memory-budget (policy=budget holds "
+                       "one)");
+      return signalPassFailure();
+    }
+    if (memoryBudget == 0 && !blocks)
       return;
     FailureOr<TrainingStep> step = TrainingStep::get(module);
     if (failed(step)) {
@@ -413,6 +548,32 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     int64_t totalFlops = 0;
     for (Operation &op : fb.getBody().front())
       totalFlops += flopsOf(&op);
+    auto percent = [&](int64_t flops) {
+      return llvm::formatv(" ({0:F1}%)",
+                           totalFlops ? 100.0 * flops / totalFlops : 0.0)
+          .str();
+    };
+    if (blocks) {
+      FailureOr<Peak> before = Peak{};
+      if (remarks && failed(before = predict(pm, fb)))
+        return signalPassFailure();
+      int64_t flops = 0;
+      unsigned cloned = 0;
+      unsigned n = checkpointBlocks(*step, flops, cloned);
+      numRecomputed += n;
+      numCloned += cloned;
+      if (!remarks)
+        return;
+      FailureOr<Peak> after = predict(pm, fb);
+      if (failed(after))
+        return signalPassFailure();
+      fb.emitRemark() << "zero-remat: per-block checkpointing of " << n
+                      << " blocks: predicted peak " << before->bytes
+                      << " bytes, " << after->bytes << " after; " << cloned
+                      << " ops recomputed, " << flops << " FLOPs added to "
+                      << totalFlops << percent(flops);
+      return;
+    }
     int64_t budget = memoryBudget, addedFlops = 0, freed = 0;
     unsigned recomputed = 0, cloned = 0;
     FailureOr<Peak> first = predict(pm, fb);
@@ -537,11 +698,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                       << " values recomputed (" << freed
                       << " bytes at the peaks they were chosen at), "
                       << addedFlops << " FLOPs added to " << totalFlops
-                      << llvm::formatv(" ({0:F1}%)",
-                                       totalFlops
-                                           ? 100.0 * addedFlops / totalFlops
-                                           : 0.0)
-                             .str();
+                      << percent(addedFlops);
   }
 };
 

@@ -12,6 +12,9 @@ namespace mlir::zero {
 /// Where zero-offload keeps a kind of model state.
 enum class Placement { Device, Host, Nvme };
 
+/// How zero-remat chooses what to recompute.
+enum class RematPolicy { Budget, Blocks };
+
 #define GEN_PASS_DECL
 #include "zero/Transforms/Passes.h.inc"
 

@@ -1170,6 +1170,16 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
     the bytes over the budget. `memory-budget=0` (the default) changes
     nothing.
 
+    `policy=blocks` is the baseline the budget's choice is measured
+    against: per-block checkpointing as torch.utils.checkpoint around each
+    transformer block does it. A block is the parameters whose names share
+    a prefix up to a number (`h0.`, `h.3.`, `layers.12.`); a forward op
+    (one the loss depends on) belongs to the last group of parameters, in
+    forward order, that it depends on. Each block's forward ops are
+    cloned once, in order, right before the backward pass first reads one
+    of their values, and every read there reads the clones: only the
+    block's inputs stay live. It takes no budget.
+
     Before (abridged; %h is kept from the forward pass for the backward):
     ```mlir
     %h = linalg.matmul ins(%x, %w1 ...)
@@ -1192,6 +1202,20 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
            "Bytes one rank may hold at the step's peak, as zero-memory-report "
            "predicts it after predict-pipeline (0: recompute nothing)">,
+    Option<"policy", "policy", "::mlir::zero::RematPolicy",
+           "::mlir::zero::RematPolicy::Budget",
+           "What to recompute",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::zero::RematPolicy::Budget, "budget",
+                        "forward values at the predicted peak, fewest FLOPs "
+                        "per byte first, until the step fits memory-budget"),
+             clEnumValN(::mlir::zero::RematPolicy::Blocks, "blocks",
+                        "per-block checkpointing, the baseline: every "
+                        "forward value of each block (the parameters whose "
+                        "names share a prefix up to a number: h0., "
+                        "layers.3.) recomputed from the block's inputs at "
+                        "its first read in the backward pass, as "
+                        "torch.utils.checkpoint around each block does"))}]>,
     Option<"predictPipeline", "predict-pipeline", "std::string",
            "\"zero-partition,zero-bufferize-step\"",
            "The pass pipeline that turns a copy of the module into the "
