@@ -507,6 +507,119 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     return *peak;
   }
 
+  /// What holding the budget came to.
+  struct Outcome {
+    Peak peak;
+    /// Where the step stays over the budget whatever is recomputed; unset
+    /// when it fits.
+    std::optional<Location> stuckAt;
+    int64_t flops = 0, freed = 0;
+    unsigned recomputed = 0, cloned = 0;
+  };
+
+  /// Recomputes forward values of `fb` from its prediction `peak` until
+  /// the step fits the budget or nothing more helps.
+  FailureOr<Outcome> holdBudget(PassManager &pm, func::FuncOp fb, Peak peak) {
+    int64_t budget = memoryBudget;
+    Outcome r{peak};
+    // Each round recomputes, cheapest first, values live across the peak
+    // until their bytes cover the excess, and keeps them only if the new
+    // prediction is better: a lower peak, or the same peak over the budget
+    // for fewer bytes and ops (the bufferized step's in-place choices make
+    // the effect of a recomputation elsewhere hard to foresee). A round
+    // that is not is undone, and its values are not tried again at that
+    // peak; a round of several values that is not halves the number the
+    // next one may take, so that one of them alone can still be tried.
+    std::set<std::pair<size_t, unsigned>> excluded;
+    unsigned cap = std::numeric_limits<unsigned>::max();
+    auto keyOf = [](Value v) {
+      Operation *def = v.getDefiningOp();
+      size_t index = 0;
+      for (Operation *op = def; (op = op->getPrevNode());)
+        ++index;
+      return std::make_pair(index, cast<OpResult>(v).getResultNumber());
+    };
+    size_t maxRounds = 64 + 4 * fb.getBody().front().getOperations().size();
+    for (size_t round = 0; peak.bytes > budget; ++round) {
+      Block &block = fb.getBody().front();
+      Operation *at = opAt(block, peak.index);
+      Rematerializer remat(block);
+      SmallVector<Plan> plans = remat.candidates(at);
+      auto perByte = [](const Plan &p) {
+        return double(p.flops) / double(p.net());
+      };
+      llvm::stable_sort(plans, [&](const Plan &a, const Plan &b) {
+        return perByte(a) < perByte(b);
+      });
+      SmallVector<std::pair<size_t, unsigned>> tried;
+      for (const Plan &p : plans)
+        if (!excluded.count(keyOf(p.root)))
+          tried.push_back(keyOf(p.root));
+      if (tried.empty() || round >= maxRounds) {
+        r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.peak = peak;
+        return r;
+      }
+      func::FuncOp snapshot = fb.clone();
+      int64_t excess = peak.bytes - budget, covered = 0, flops = 0;
+      unsigned applied = 0, ops = 0;
+      tried.clear();
+      for (const Plan &candidate : plans) {
+        if (covered >= excess || applied == cap)
+          break;
+        if (excluded.count(keyOf(candidate.root)))
+          continue;
+        // Earlier recomputations may have changed what is live.
+        std::optional<Plan> p = remat.plan(candidate.root, at);
+        if (!p || p->net() <= 0)
+          continue;
+        LLVM_DEBUG(llvm::dbgs() << "zero-remat: recompute " << p->root
+                                << " (" << p->net() << " bytes, " << p->flops
+                                << " FLOPs, " << p->clones.size()
+                                << " ops)\n");
+        tried.push_back(keyOf(p->root));
+        remat.apply(*p, at);
+        covered += p->net();
+        flops += p->flops;
+        ops += p->clones.size();
+        ++applied;
+      }
+      FailureOr<Peak> next = success(peak);
+      if (applied) {
+        next = predict(pm, fb);
+        if (failed(next)) {
+          snapshot.erase();
+          return failure();
+        }
+      }
+      if (applied && (next->bytes < peak.bytes ||
+                      (next->bytes == peak.bytes && next->excess < peak.excess))) {
+        LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
+                                << applied << " values, peak " << peak.bytes
+                                << " -> " << next->bytes << "\n");
+        snapshot.erase();
+        excluded.clear();
+        cap = std::numeric_limits<unsigned>::max();
+        peak = *next;
+        r.recomputed += applied;
+        r.cloned += ops;
+        r.freed += covered;
+        r.flops += flops;
+        continue;
+      }
+      LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
+                              << applied << " values undone\n");
+      fb.getBody().takeBody(snapshot.getBody());
+      snapshot.erase();
+      if (applied > 1)
+        cap = applied / 2;
+      else
+        excluded.insert(tried.begin(), tried.end());
+    }
+    r.peak = peak;
+    return r;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (memoryBudget < 0) {
@@ -574,8 +687,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                       << totalFlops << percent(flops);
       return;
     }
-    int64_t budget = memoryBudget, addedFlops = 0, freed = 0;
-    unsigned recomputed = 0, cloned = 0;
+    int64_t budget = memoryBudget;
     FailureOr<Peak> first = predict(pm, fb);
     if (failed(first))
       return signalPassFailure();
@@ -589,113 +701,74 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                         "budget, or use a higher ZeRO stage)";
       return signalPassFailure();
     }
-    // Each round recomputes, cheapest first, values live across the peak
-    // until their bytes cover the excess, and keeps them only if the new
-    // prediction is better: a lower peak, or the same peak over the budget
-    // for fewer bytes and ops (the bufferized step's in-place choices make
-    // the effect of a recomputation elsewhere hard to foresee). A round
-    // that is not is undone, and its values are not tried again at that
-    // peak; a round of several values that is not halves the number the
-    // next one may take, so that one of them alone can still be tried.
-    std::set<std::pair<size_t, unsigned>> excluded;
-    unsigned cap = std::numeric_limits<unsigned>::max();
-    auto keyOf = [](Value v) {
-      Operation *def = v.getDefiningOp();
-      size_t index = 0;
-      for (Operation *op = def; (op = op->getPrevNode());)
-        ++index;
-      return std::make_pair(index, cast<OpResult>(v).getResultNumber());
-    };
-    size_t maxRounds = 64 + 4 * fb.getBody().front().getOperations().size();
-    for (size_t round = 0; peak.bytes > budget; ++round) {
-      Block &block = fb.getBody().front();
-      Operation *at = opAt(block, peak.index);
-      Rematerializer remat(block);
-      SmallVector<Plan> plans = remat.candidates(at);
-      auto perByte = [](const Plan &p) {
-        return double(p.flops) / double(p.net());
-      };
-      llvm::stable_sort(plans, [&](const Plan &a, const Plan &b) {
-        return perByte(a) < perByte(b);
-      });
-      SmallVector<std::pair<size_t, unsigned>> tried;
-      for (const Plan &p : plans)
-        if (!excluded.count(keyOf(p.root)))
-          tried.push_back(keyOf(p.root));
-      if (tried.empty() || round >= maxRounds) {
-        mlir::emitError(at ? at->getLoc() : fb.getLoc())
-            << "zero-remat: @" << fb.getSymName() << " needs " << peak.bytes
-            << " bytes per rank at its peak here even recomputing every "
-               "forward value live across it that can be recomputed, "
-            << peak.bytes - budget << " bytes over memory-budget=" << budget
-            << " (raise the budget, or use a higher ZeRO stage or a smaller "
-               "batch)";
-        return signalPassFailure();
-      }
-      func::FuncOp snapshot = fb.clone();
-      int64_t excess = peak.bytes - budget, covered = 0, flops = 0;
-      unsigned applied = 0, ops = 0;
-      tried.clear();
-      for (const Plan &candidate : plans) {
-        if (covered >= excess || applied == cap)
-          break;
-        if (excluded.count(keyOf(candidate.root)))
-          continue;
-        // Earlier recomputations may have changed what is live.
-        std::optional<Plan> p = remat.plan(candidate.root, at);
-        if (!p || p->net() <= 0)
-          continue;
-        LLVM_DEBUG(llvm::dbgs() << "zero-remat: recompute " << p->root
-                                << " (" << p->net() << " bytes, " << p->flops
-                                << " FLOPs, " << p->clones.size()
-                                << " ops)\n");
-        tried.push_back(keyOf(p->root));
-        remat.apply(*p, at);
-        covered += p->net();
-        flops += p->flops;
-        ops += p->clones.size();
-        ++applied;
-      }
-      FailureOr<Peak> next = success(peak);
-      if (applied) {
-        next = predict(pm, fb);
-        if (failed(next)) {
-          snapshot.erase();
+    // Greedy from the step as it is, and greedy from per-block
+    // checkpointing (where the model has blocks): the one that fits with
+    // fewer FLOPs added is kept. At deep budgets recomputing a block once
+    // beats recomputing its values one by one, whose recomputations can
+    // repeat the same producers.
+    func::FuncOp original = fb.clone();
+    FailureOr<Outcome> greedy = holdBudget(pm, fb, peak);
+    if (failed(greedy)) {
+      original.erase();
+      return signalPassFailure();
+    }
+    Outcome best = *greedy;
+    int64_t blockFlops = 0;
+    unsigned blockCount = 0, blockOps = 0;
+    if (best.stuckAt || best.flops > 0) {
+      func::FuncOp chosen = fb.clone();
+      fb.getBody().takeBody(original.getBody());
+      blockCount = checkpointBlocks(*step, blockFlops, blockOps);
+      FailureOr<Outcome> fromBlocks = failure();
+      if (blockCount) {
+        FailureOr<Peak> start = predict(pm, fb);
+        if (failed(start) ||
+            failed(fromBlocks = holdBudget(pm, fb, *start))) {
+          chosen.erase();
+          original.erase();
           return signalPassFailure();
         }
+        fromBlocks->flops += blockFlops;
+        fromBlocks->cloned += blockOps;
       }
-      if (applied && (next->bytes < peak.bytes ||
-                      (next->bytes == peak.bytes && next->excess < peak.excess))) {
-        LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
-                                << applied << " values, peak " << peak.bytes
-                                << " -> " << next->bytes << "\n");
-        snapshot.erase();
-        excluded.clear();
-        cap = std::numeric_limits<unsigned>::max();
-        peak = *next;
-        recomputed += applied;
-        cloned += ops;
-        freed += covered;
-        addedFlops += flops;
-        continue;
+      if (blockCount && !fromBlocks->stuckAt &&
+          (best.stuckAt || fromBlocks->flops < best.flops)) {
+        best = *fromBlocks;
+      } else {
+        fb.getBody().takeBody(chosen.getBody());
+        blockCount = 0;
       }
-      LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
-                              << applied << " values undone\n");
-      fb.getBody().takeBody(snapshot.getBody());
-      snapshot.erase();
-      if (applied > 1)
-        cap = applied / 2;
-      else
-        excluded.insert(tried.begin(), tried.end());
+      chosen.erase();
     }
+    original.erase();
+    if (best.stuckAt) {
+      mlir::emitError(*best.stuckAt)
+          << "zero-remat: @" << fb.getSymName() << " needs "
+          << best.peak.bytes
+          << " bytes per rank at its peak here even recomputing every "
+             "forward value live across it that can be recomputed, "
+          << best.peak.bytes - budget << " bytes over memory-budget="
+          << budget
+          << " (raise the budget, or use a higher ZeRO stage or a smaller "
+             "batch)";
+      return signalPassFailure();
+    }
+    int64_t addedFlops = best.flops, freed = best.freed;
+    unsigned recomputed = best.recomputed, cloned = best.cloned;
+    peak = best.peak;
     numRecomputed += recomputed;
     numCloned += cloned;
     if (remarks)
       fb.emitRemark() << "zero-remat: predicted peak " << first->bytes
                       << " bytes, " << peak.bytes
                       << " after recomputation, within memory-budget="
-                      << budget << "; " << recomputed
-                      << " values recomputed (" << freed
+                      << budget << "; "
+                      << (blockCount ? llvm::formatv("{0} blocks checkpointed "
+                                                     "and ",
+                                                     blockCount)
+                                           .str()
+                                     : std::string())
+                      << recomputed << " values recomputed (" << freed
                       << " bytes at the peaks they were chosen at), "
                       << addedFlops << " FLOPs added to " << totalFlops
                       << percent(addedFlops);

@@ -1161,7 +1161,10 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
     freed, until the bytes freed cover the excess; then the pass predicts
     again, at the new peak, until the step fits. So a softmax's output, a
     GELU's or a layer norm's goes before a matmul's, and a matmul is
-    recomputed only where nothing cheaper is left.
+    recomputed only where nothing cheaper is left. Recomputing values one
+    by one can repeat a producer several of them share; where the model
+    has blocks (see `policy=blocks`) the pass also runs the same search
+    from per-block checkpointing and keeps whichever adds fewer FLOPs.
 
     The recomputed ops are clones of the forward ones on the same inputs:
     parameters and losses are bit-identical with and without the pass.
