@@ -532,30 +532,30 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     // next one may take, so that one of them alone can still be tried.
     std::set<std::pair<size_t, unsigned>> excluded;
     unsigned cap = std::numeric_limits<unsigned>::max();
-    auto keyOf = [](Value v) {
-      Operation *def = v.getDefiningOp();
-      size_t index = 0;
-      for (Operation *op = def; (op = op->getPrevNode());)
-        ++index;
-      return std::make_pair(index, cast<OpResult>(v).getResultNumber());
-    };
     size_t maxRounds = 64 + 4 * fb.getBody().front().getOperations().size();
     for (size_t round = 0; peak.bytes > budget; ++round) {
       Block &block = fb.getBody().front();
       Operation *at = opAt(block, peak.index);
       Rematerializer remat(block);
       SmallVector<Plan> plans = remat.candidates(at);
+      // A value's key survives undoing a round: its op's index in the
+      // block (the roots precede the point; clones go after it).
+      llvm::DenseMap<Operation *, size_t> indices;
+      for (auto [i, op] : llvm::enumerate(block))
+        indices[&op] = i;
+      auto keyOf = [&](Value v) {
+        return std::make_pair(indices.lookup(v.getDefiningOp()),
+                              cast<OpResult>(v).getResultNumber());
+      };
       auto perByte = [](const Plan &p) {
         return double(p.flops) / double(p.net());
       };
       llvm::stable_sort(plans, [&](const Plan &a, const Plan &b) {
         return perByte(a) < perByte(b);
       });
-      SmallVector<std::pair<size_t, unsigned>> tried;
-      for (const Plan &p : plans)
-        if (!excluded.count(keyOf(p.root)))
-          tried.push_back(keyOf(p.root));
-      if (tried.empty() || round >= maxRounds) {
+      bool untried = llvm::any_of(
+          plans, [&](const Plan &p) { return !excluded.count(keyOf(p.root)); });
+      if (!untried || round >= maxRounds) {
         r.stuckAt = at ? at->getLoc() : fb.getLoc();
         r.peak = peak;
         return r;
@@ -563,7 +563,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       func::FuncOp snapshot = fb.clone();
       int64_t excess = peak.bytes - budget, covered = 0, flops = 0;
       unsigned applied = 0, ops = 0;
-      tried.clear();
+      SmallVector<std::pair<size_t, unsigned>> tried;
       for (const Plan &candidate : plans) {
         if (covered >= excess || applied == cap)
           break;
