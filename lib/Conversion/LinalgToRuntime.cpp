@@ -99,7 +99,11 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
   Value c = op.getDpsInits()[0];
   Type elementType = cast<MemRefType>(c.getType()).getElementType();
-  StringRef suffix = elementType.isF32() ? "f32" : "f64";
+  // bf16 operands accumulate into f32 (a mixed-precision matmul).
+  bool mixed = cast<MemRefType>(a.getType()).getElementType().isBF16();
+  StringRef suffix = mixed                ? "bf16_f32"
+                     : elementType.isF32() ? "f32"
+                                           : "f64";
 
   MLIRContext *ctx = &getContext();
   Type i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
@@ -185,9 +189,16 @@ void ZeroLinalgToRuntimePass::runOnOperation() {
         cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
     if (!elementType.isF32() && !elementType.isF64())
       return;
+    // A and B of C's type, or both bf16 into an f32 C.
+    Type inputType =
+        cast<MemRefType>(op.getDpsInputs()[0].getType()).getElementType();
+    if (inputType != elementType &&
+        !(inputType.isBF16() && elementType.isF32()))
+      return;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<MemRefType>(operand.get().getType());
-      if (!type || type.getElementType() != elementType ||
+      Type expected = op.isDpsInit(&operand) ? elementType : inputType;
+      if (!type || type.getElementType() != expected ||
           !hasContiguousRows(type))
         return;
     }

@@ -58,18 +58,32 @@ Value contiguous(RewriterBase &rewriter, Location loc, Value memref) {
   return copy;
 }
 
+/// The suffix of the runtime's tensor collectives on `elt` ("_f32", "_f64",
+/// "_bf16"), or an error on `op` for any other element type.
+FailureOr<StringRef> collectiveSuffix(Operation *op, Type elt) {
+  if (elt.isF32())
+    return StringRef("_f32");
+  if (elt.isF64())
+    return StringRef("_f64");
+  if (elt.isBF16())
+    return StringRef("_bf16");
+  return op->emitOpError()
+         << "has element type " << elt
+         << "; the runtime's collectives take f32, f64 and bf16";
+}
+
 /// Declares and calls the runtime entry point `name`(in, out, count).
 LogicalResult callCollective(RewriterBase &rewriter, Operation *op,
                              StringRef base, Value in, Value out,
                              int64_t count) {
   Type elt = cast<MemRefType>(in.getType()).getElementType();
-  if (!elt.isF32() && !elt.isF64())
-    return op->emitOpError() << "has element type " << elt
-                             << "; the runtime's collectives take f32 and f64";
+  FailureOr<StringRef> suffix = collectiveSuffix(op, elt);
+  if (failed(suffix))
+    return failure();
   MLIRContext *ctx = op->getContext();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   Type i64 = rewriter.getI64Type();
-  std::string name = (base + (elt.isF32() ? "_f32" : "_f64")).str();
+  std::string name = (base + *suffix).str();
   FailureOr<func::FuncOp> callee = zero::getOrDeclareRuntimeFunc(
       op->getParentOfType<ModuleOp>(), name,
       FunctionType::get(ctx, {ptr, ptr, i64}, {}));
@@ -182,16 +196,19 @@ struct AllReduceModel
       return op.emitOpError("lowers to the runtime only as a sum or a max");
     StringRef how = kind == shard::ReductionKind::Sum ? "sum" : "max";
     auto t = cast<MemRefType>(in.getType());
-    if (t.getRank() > 0)
+    Type elt = t.getElementType();
+    // A bf16 scalar has no by-value entry point (C has no bf16 type): it is
+    // a tensor collective of one element.
+    if (t.getRank() > 0 || elt.isBF16())
       return callCollective(rewriter, op,
                             (Twine("zrt_all_reduce_") + how).str(), in, out,
                             t.getNumElements());
     // Scalars (the loss, partial norms) go by value to their own entry
     // points, counted apart from the tensor collectives.
-    Type elt = t.getElementType();
     if (!elt.isF32() && !elt.isF64())
-      return op.emitOpError() << "has element type " << elt
-                              << "; the runtime's collectives take f32 and f64";
+      return op.emitOpError()
+             << "has element type " << elt
+             << "; the runtime's collectives take f32, f64 and bf16";
     std::string name = (Twine("zrt_all_reduce_scalar_") + how +
                         (elt.isF32() ? "_f32" : "_f64"))
                            .str();
@@ -547,14 +564,14 @@ template <typename OpT> struct TransferLowering : OpConversionPattern<OpT> {
 /// zrt_all_gather_start_f32.
 FailureOr<std::string> startCallee(Operation *op) {
   Type elt = cast<MemRefType>(op->getOperand(0).getType()).getElementType();
-  if (!elt.isF32() && !elt.isF64())
-    return op->emitOpError() << "has element type " << elt
-                             << "; the runtime's collectives take f32 and f64";
+  FailureOr<StringRef> suffix = collectiveSuffix(op, elt);
+  if (failed(suffix))
+    return failure();
   StringRef base = isa<zero::AllGatherStartOp>(op) ? "zrt_all_gather_start"
                    : isa<zero::ReduceScatterStartOp>(op)
                        ? "zrt_reduce_scatter_sum_start"
                        : "zrt_all_reduce_sum_start";
-  return (base + (elt.isF32() ? "_f32" : "_f64")).str();
+  return (base + *suffix).str();
 }
 
 /// start(in, out) -> call @zrt_*_start_*(in, out, count) : i64, the

@@ -22,8 +22,13 @@ namespace {
 enum Hyper { kLr, kBeta1, kBeta2, kEps, kWeightDecay, kStep, kMaxGradNorm };
 constexpr StringLiteral kHyperNames[] = {
     "lr", "beta1", "beta2", "eps", "weight_decay", "step", "max_grad_norm"};
-/// AdamW's two state tensors per parameter, in signature order.
+/// AdamW's state tensors per parameter, in signature order: the two moments,
+/// and for a mixed-precision (bf16) model first the f32 master copy of the
+/// parameter that the update is applied to (drivers initialize a "master"
+/// state from its parameter).
 constexpr StringLiteral kStateKinds[] = {"exp_avg", "exp_avg_sq"};
+constexpr StringLiteral kMixedStateKinds[] = {"master", "exp_avg",
+                                              "exp_avg_sq"};
 } // namespace
 
 func::FuncOp mlir::zero::models::detail::buildAdamW(ModuleOp module,
@@ -35,11 +40,17 @@ func::FuncOp mlir::zero::models::detail::buildAdamW(ModuleOp module,
   b.setInsertionPointToEnd(module.getBody());
   Location loc = module.getLoc();
 
-  // Signature: params, grads, (exp_avg, exp_avg_sq) per param, hypers.
+  // Signature: params, grads, (master,) exp_avg, exp_avg_sq per param,
+  // hypers. States and hypers are in the compute type (f32 for bf16).
+  FloatType compute = TensorBuilder::computeTypeOf(elt);
+  const bool mixed = compute != elt;
+  ArrayRef<StringLiteral> kinds =
+      mixed ? ArrayRef<StringLiteral>(kMixedStateKinds) : kStateKinds;
+  const unsigned numKinds = kinds.size();
   const unsigned numParams = params.size();
   const unsigned gradBase = numParams;
   const unsigned stateBase = 2 * numParams;
-  const unsigned hyperBase = 4 * numParams;
+  const unsigned hyperBase = (2 + numKinds) * numParams;
   const unsigned numHypers = clipGradNorm ? kMaxGradNorm + 1 : kMaxGradNorm;
 
   SmallVector<Type> paramTypes =
@@ -50,11 +61,12 @@ func::FuncOp mlir::zero::models::detail::buildAdamW(ModuleOp module,
   llvm::append_range(argTypes, paramTypes); // params
   llvm::append_range(argTypes, paramTypes); // grads
   llvm::append_range(resultTypes, paramTypes);
-  for (Type t : paramTypes) {
-    argTypes.append({t, t});
-    resultTypes.append({t, t});
+  for (const ParamSpec &p : params) {
+    Type t = RankedTensorType::get(p.shape, compute);
+    argTypes.append(numKinds, t);
+    resultTypes.append(numKinds, t);
   }
-  argTypes.append(numHypers, elt);
+  argTypes.append(numHypers, compute);
 
   auto fn = func::FuncOp::create(b, loc, "optimizer",
                                  b.getFunctionType(argTypes, resultTypes));
@@ -68,10 +80,10 @@ func::FuncOp mlir::zero::models::detail::buildAdamW(ModuleOp module,
     fn.setArgAttr(i, "zero.param", name);
     fn.setArgAttr(gradBase + i, "zero.grad", name);
     fn.setResultAttr(i, "zero.param", name);
-    for (auto [k, kind] : llvm::enumerate(kStateKinds)) {
-      fn.setArgAttr(stateBase + 2 * i + k, "zero.state",
+    for (auto [k, kind] : llvm::enumerate(kinds)) {
+      fn.setArgAttr(stateBase + numKinds * i + k, "zero.state",
                     stateAttr(p.name, kind));
-      fn.setResultAttr(numParams + 2 * i + k, "zero.state",
+      fn.setResultAttr(numParams + numKinds * i + k, "zero.state",
                        stateAttr(p.name, kind));
     }
   }
@@ -116,39 +128,48 @@ func::FuncOp mlir::zero::models::detail::buildAdamW(ModuleOp module,
 
   // One fused elementwise generic per parameter: ins(grad) outs(p, m, v)
   // yields (p', m', v'); the outputs alias the old values so bufferization
-  // can update in place.
+  // can update in place. Mixed precision: outs(p, master, m, v), the update
+  // applied to the f32 master, p' its rounding to bf16.
   SmallVector<Value> newParams, newStates;
   for (unsigned i = 0; i < numParams; ++i) {
     unsigned rank = params[i].shape.size();
     // nanoGPT convention: decoupled weight decay only for matrices (rank >=
     // 2: linear weights, embeddings), never for biases or LayerNorm gains.
     bool decayed = rank >= 2;
-    Value p = entry->getArgument(i);
     Value g = entry->getArgument(gradBase + i);
-    Value m = entry->getArgument(stateBase + 2 * i);
-    Value v = entry->getArgument(stateBase + 2 * i + 1);
+    // outs: the parameter, then its states in signature order.
+    SmallVector<Value> outs = {entry->getArgument(i)};
+    for (unsigned k = 0; k < numKinds; ++k)
+      outs.push_back(entry->getArgument(stateBase + numKinds * i + k));
     AffineMap id = tb.identityMap(rank);
+    SmallVector<AffineMap> outMaps(outs.size(), id);
     SmallVector<utils::IteratorType> parallel(rank,
                                               utils::IteratorType::parallel);
     SmallVector<Value> updated = tb.generic(
-        {g}, {id}, {p, m, v}, {id, id, id}, parallel,
+        {g}, {id}, outs, outMaps, parallel,
         [&](ScalarBuilder &sb, ValueRange a) -> SmallVector<Value> {
+          // a: grad, param, (master,) m, v; the updated value is the master
+          // when there is one.
+          unsigned first = mixed ? 2 : 1;
           Value grad = clipCoef ? sb.mul(a[0], clipCoef) : a[0];
-          Value param = decayed ? sb.mul(a[1], decay) : a[1];
+          Value param = decayed ? sb.mul(a[first], decay) : a[first];
           // m' = beta1*m + (1-beta1)*g;  v' = beta2*v + (1-beta2)*g*g
-          Value mDecayed = sb.mul(beta1, a[2]);
+          Value mDecayed = sb.mul(beta1, a[first + 1]);
           Value mNew = sb.add(mDecayed, sb.mul(oneMinusBeta1, grad));
-          Value vDecayed = sb.mul(beta2, a[3]);
+          Value vDecayed = sb.mul(beta2, a[first + 2]);
           Value vNew =
               sb.add(vDecayed, sb.mul(oneMinusBeta2, sb.mul(grad, grad)));
           // p' = p - lr * (m'/bc1) / (sqrt(v'/bc2) + eps)
           Value denom = sb.add(sb.sqrt(sb.div(vNew, bc2)), eps);
           Value pNew =
               sb.sub(param, sb.div(sb.mul(lr, sb.div(mNew, bc1)), denom));
+          // generic() rounds the parameter's copy to its type.
+          if (mixed)
+            return {pNew, pNew, mNew, vNew};
           return {pNew, mNew, vNew};
         });
     newParams.push_back(updated[0]);
-    newStates.append({updated[1], updated[2]});
+    llvm::append_range(newStates, ArrayRef<Value>(updated).drop_front());
   }
 
   SmallVector<Value> results(newParams);

@@ -175,11 +175,14 @@ Value GPTBuilder::scatterAddRows(Value table, Value ids, Value rows) {
 ///   rstd = 1 / sqrt(var + eps);  xhat = xc * rstd;  y = xhat * w + b
 LayerNormCache GPTBuilder::layerNorm(Value x, Value w, Value b) {
   double invC = 1.0 / static_cast<double>(C);
-  Value mean =
-      tb.map({tb.sum(x, {1})},
-             [&](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
-               return {s.mul(a[0], invC)};
-             });
+  // Row statistics stay in the compute type (f32 for a bf16 model).
+  Type stats = tb.getComputeType();
+  Value mean = tb.map(
+      {tb.sum(x, {1})},
+      [&](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
+        return {s.mul(a[0], invC)};
+      },
+      stats);
   Value xc =
       tb.elementwise({N, C}, {x, mean}, {id(2), dims(2, {0})},
                      [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
@@ -191,10 +194,12 @@ LayerNormCache GPTBuilder::layerNorm(Value x, Value w, Value b) {
                   return {s.add(a[1], s.mul(a[0], a[0]))};
                 });
   Value rstd = tb.map(
-      {sumSq}, [&](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
+      {sumSq},
+      [&](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
         Value var = s.mul(a[0], invC);
         return {s.div(1.0, s.sqrt(s.add(var, kLayerNormEps)))};
-      });
+      },
+      stats);
   Value xhat =
       tb.elementwise({N, C}, {xc, rstd}, {id(2), dims(2, {0})},
                      [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
@@ -403,10 +408,12 @@ CrossEntropy GPTBuilder::crossEntropy(Value logits, Value targets) {
                 [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
                   return {s.add(a[2], s.exp(s.sub(a[0], a[1])))};
                 });
-  Value lse = tb.map({rowMax, sumExp},
-                     [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
-                       return {s.add(a[0], s.log(a[1]))};
-                     });
+  Value lse = tb.map(
+      {rowMax, sumExp},
+      [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
+        return {s.add(a[0], s.log(a[1]))};
+      },
+      tb.getComputeType());
   Value targetLogit = tb.reduce(
       {N, V}, {logits, targets}, {id(2), row}, /*keptDims=*/{0}, 0.0,
       [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {

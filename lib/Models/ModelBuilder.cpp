@@ -67,12 +67,28 @@ Value ScalarBuilder::cmpIndex(arith::CmpIPredicate pred, Value x, Value y) {
   return arith::CmpIOp::create(b, loc, pred, x, y);
 }
 Value ScalarBuilder::extract(Value source, ValueRange indices) {
-  return tensor::ExtractOp::create(b, loc, source, indices);
+  Value v = tensor::ExtractOp::create(b, loc, source, indices);
+  auto f = dyn_cast<FloatType>(v.getType());
+  return f && f.getWidth() < type.getWidth() ? cast(v, type) : v;
+}
+
+Value ScalarBuilder::cast(Value x, Type to) {
+  auto from = dyn_cast<FloatType>(x.getType());
+  auto target = dyn_cast<FloatType>(to);
+  if (!from || !target || from == target)
+    return x;
+  if (from.getWidth() < target.getWidth())
+    return arith::ExtFOp::create(b, loc, target, x);
+  return arith::TruncFOp::create(b, loc, target, x);
 }
 
 //===----------------------------------------------------------------------===//
 // TensorBuilder
 //===----------------------------------------------------------------------===//
+
+FloatType TensorBuilder::computeTypeOf(FloatType elt) {
+  return elt.isBF16() ? Float32Type::get(elt.getContext()) : elt;
+}
 
 RankedTensorType TensorBuilder::tensorType(ArrayRef<int64_t> shape,
                                            Type type) const {
@@ -103,17 +119,20 @@ Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type type) {
   return tensor::EmptyOp::create(b, loc, shape, type ? type : Type(elt));
 }
 
-Value TensorBuilder::filled(ArrayRef<int64_t> shape, double value) {
-  Value cst = scalars().c(value);
+Value TensorBuilder::filled(ArrayRef<int64_t> shape, double value,
+                            Type type) {
+  auto t = cast<FloatType>(type ? type : Type(elt));
+  Value cst = ScalarBuilder(b, loc, t).c(value);
   return linalg::FillOp::create(b, loc, ValueRange{cst},
-                                ValueRange{empty(shape)})
+                                ValueRange{empty(shape, t)})
       ->getResult(0);
 }
 
-Value TensorBuilder::filledNegInf(ArrayRef<int64_t> shape) {
-  Value cst = scalars().negInf();
+Value TensorBuilder::filledNegInf(ArrayRef<int64_t> shape, Type type) {
+  auto t = cast<FloatType>(type ? type : Type(elt));
+  Value cst = ScalarBuilder(b, loc, t).negInf();
   return linalg::FillOp::create(b, loc, ValueRange{cst},
-                                ValueRange{empty(shape)})
+                                ValueRange{empty(shape, t)})
       ->getResult(0);
 }
 
@@ -124,30 +143,53 @@ TensorBuilder::generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
   SmallVector<AffineMap> maps(inMaps);
   llvm::append_range(maps, outMaps);
   SmallVector<Type> resultTypes(inits.getTypes());
-  FloatType type = elt;
   auto op = linalg::GenericOp::create(
       b, loc, resultTypes, ins, inits, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        ScalarBuilder s(nb, nloc, type);
-        SmallVector<Value> results = body(s, args);
+        ScalarBuilder s(nb, nloc, compute);
+        SmallVector<Value> operands;
+        for (Value arg : args) {
+          auto f = dyn_cast<FloatType>(arg.getType());
+          operands.push_back(f && f.getWidth() < compute.getWidth()
+                                 ? s.cast(arg, compute)
+                                 : arg);
+        }
+        SmallVector<Value> results = body(s, operands);
+        for (auto [r, t] : llvm::zip(results, resultTypes))
+          r = s.cast(r, cast<RankedTensorType>(t).getElementType());
         linalg::YieldOp::create(nb, nloc, results);
       });
   return SmallVector<Value>(op->getResults());
 }
 
 Value TensorBuilder::elementwise(ArrayRef<int64_t> shape, ValueRange ins,
-                                 ArrayRef<AffineMap> inMaps, BodyFn body) {
+                                 ArrayRef<AffineMap> inMaps, BodyFn body,
+                                 Type type) {
   SmallVector<utils::IteratorType> iterators(shape.size(),
                                              utils::IteratorType::parallel);
-  return generic(ins, inMaps, {empty(shape)}, {identityMap(shape.size())},
-                 iterators, body)
+  return generic(ins, inMaps, {empty(shape, type)},
+                 {identityMap(shape.size())}, iterators, body)
       .front();
 }
 
-Value TensorBuilder::map(ValueRange ins, BodyFn body) {
+Value TensorBuilder::map(ValueRange ins, BodyFn body, Type type) {
   ArrayRef<int64_t> shape = shapeOf(ins.front());
   SmallVector<AffineMap> maps(ins.size(), identityMap(shape.size()));
-  return elementwise(shape, ins, maps, body);
+  return elementwise(shape, ins, maps, body, type);
+}
+
+Value TensorBuilder::convert(Value x, Type type) {
+  if (elementTypeOf(x) == type)
+    return x;
+  return map(
+      {x}, [](ScalarBuilder &, ValueRange a) -> SmallVector<Value> {
+        return {a[0]};
+      },
+      type);
+}
+
+Value TensorBuilder::narrowed(Value x) {
+  return compute == elt ? x : convert(x, elt);
 }
 
 Value TensorBuilder::reduce(ArrayRef<int64_t> shape, ValueRange ins,
@@ -161,7 +203,7 @@ Value TensorBuilder::reduce(ArrayRef<int64_t> shape, ValueRange ins,
     outShape.push_back(shape[d]);
     iterators[d] = utils::IteratorType::parallel;
   }
-  return generic(ins, inMaps, {filled(outShape, init)},
+  return generic(ins, inMaps, {filled(outShape, init, compute)},
                  {projectionMap(shape.size(), keptDims)}, iterators, body)
       .front();
 }
@@ -189,7 +231,18 @@ static SmallVector<int64_t> reducedShape(Value x, ArrayRef<int64_t> dims) {
 }
 
 Value TensorBuilder::sum(Value x, ArrayRef<int64_t> dims) {
-  Value init = filled(reducedShape(x, dims), 0.0);
+  if (cast<FloatType>(elementTypeOf(x)).getWidth() < compute.getWidth()) {
+    ArrayRef<int64_t> shape = shapeOf(x);
+    SmallVector<unsigned> kept;
+    for (unsigned d = 0; d < shape.size(); ++d)
+      if (!llvm::is_contained(dims, static_cast<int64_t>(d)))
+        kept.push_back(d);
+    return reduce(shape, {x}, {identityMap(shape.size())}, kept, 0.0,
+                  [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
+                    return {s.add(a[1], a[0])};
+                  });
+  }
+  Value init = filled(reducedShape(x, dims), 0.0, elementTypeOf(x));
   return linalg::ReduceOp::create(
              b, loc, ValueRange{x}, ValueRange{init}, dims,
              [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -200,7 +253,7 @@ Value TensorBuilder::sum(Value x, ArrayRef<int64_t> dims) {
 }
 
 Value TensorBuilder::max(Value x, ArrayRef<int64_t> dims) {
-  Value init = filledNegInf(reducedShape(x, dims));
+  Value init = filledNegInf(reducedShape(x, dims), elementTypeOf(x));
   return linalg::ReduceOp::create(
              b, loc, ValueRange{x}, ValueRange{init}, dims,
              [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -232,10 +285,11 @@ Value TensorBuilder::matmul(Value a, Value bm, bool transA, bool transB,
   if (transB)
     bm = transpose(bm, {1, 0});
   SmallVector<int64_t> shape = {shapeOf(a)[0], shapeOf(bm)[1]};
-  Value init = acc ? acc : filled(shape, 0.0);
-  return linalg::MatmulOp::create(b, loc, TypeRange{tensorType(shape)},
-                                  ValueRange{a, bm}, ValueRange{init})
-      ->getResult(0);
+  Value init = acc ? convert(acc, compute) : filled(shape, 0.0, compute);
+  return narrowed(
+      linalg::MatmulOp::create(b, loc, TypeRange{tensorType(shape, compute)},
+                               ValueRange{a, bm}, ValueRange{init})
+          ->getResult(0));
 }
 
 Value TensorBuilder::batchMatmul(Value a, Value bm, bool transA, bool transB) {
@@ -244,15 +298,26 @@ Value TensorBuilder::batchMatmul(Value a, Value bm, bool transA, bool transB) {
   if (transB)
     bm = transpose(bm, {0, 2, 1});
   SmallVector<int64_t> shape = {shapeOf(a)[0], shapeOf(a)[1], shapeOf(bm)[2]};
-  return linalg::BatchMatmulOp::create(b, loc, TypeRange{tensorType(shape)},
-                                       ValueRange{a, bm},
-                                       ValueRange{filled(shape, 0.0)})
-      ->getResult(0);
+  return narrowed(linalg::BatchMatmulOp::create(
+                      b, loc, TypeRange{tensorType(shape, compute)},
+                      ValueRange{a, bm},
+                      ValueRange{filled(shape, 0.0, compute)})
+                      ->getResult(0));
 }
 
 Value TensorBuilder::linear(Value x, Value w, Value bias) {
   SmallVector<int64_t> shape = {shapeOf(x)[0], shapeOf(w)[1]};
-  Value acc = broadcast(bias, shape, /*dims=*/{0});
+  // The accumulator in the compute type: a broadcast, or with a narrower
+  // bias one elementwise op that broadcasts and extends it.
+  Value acc =
+      elementTypeOf(bias) == compute
+          ? broadcast(bias, shape, /*dims=*/{0})
+          : elementwise(
+                shape, {bias}, {projectionMap(2, {1})},
+                [](ScalarBuilder &, ValueRange a) -> SmallVector<Value> {
+                  return {a[0]};
+                },
+                compute);
   return matmul(x, w, /*transA=*/false, /*transB=*/false, acc);
 }
 
@@ -320,7 +385,8 @@ func::FuncOp mlir::zero::models::detail::buildForwardBackward(
   Location loc = module.getLoc();
 
   SmallVector<Type> argTypes, resultTypes;
-  resultTypes.push_back(RankedTensorType::get({}, elt));
+  FloatType computeType = TensorBuilder::computeTypeOf(elt);
+  resultTypes.push_back(RankedTensorType::get({}, computeType));
   for (const ParamSpec &p : params) {
     argTypes.push_back(RankedTensorType::get(p.shape, elt));
     resultTypes.push_back(argTypes.back());
@@ -363,8 +429,9 @@ func::FuncOp mlir::zero::models::detail::buildForwardBackward(
 
   SmallVector<Value> results;
   results.push_back(tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({}, elt), ValueRange{out.loss}));
-  llvm::append_range(results, out.grads);
+      b, loc, RankedTensorType::get({}, computeType), ValueRange{out.loss}));
+  for (Value g : out.grads)
+    results.push_back(tb.convert(g, elt));
   func::ReturnOp::create(b, loc, results);
   return fn;
 }

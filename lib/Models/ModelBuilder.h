@@ -26,7 +26,8 @@
 namespace mlir::zero::models::detail {
 
 /// Emits scalar arith/math ops at the insertion point of `b`, in the model's
-/// float type. Used both inside linalg bodies and at function level.
+/// compute type (f32 for a bf16 model, else its float type). Used both
+/// inside linalg bodies and at function level.
 class ScalarBuilder {
 public:
   ScalarBuilder(OpBuilder &b, Location loc, FloatType type)
@@ -62,8 +63,12 @@ public:
   /// Casts an integer (e.g. an i32 token id) to `index`.
   Value toIndex(Value v);
   Value cmpIndex(arith::CmpIPredicate pred, Value x, Value y);
-  /// `tensor.extract` of `source[indices]`.
+  /// `tensor.extract` of `source[indices]`, a float narrower than the
+  /// compute type extended to it.
   Value extract(Value source, ValueRange indices);
+  /// `x` extended (arith.extf) or truncated (arith.truncf) to `to`; `x`
+  /// itself when it has that type or is no float.
+  Value cast(Value x, Type to);
 
   OpBuilder &b;
   Location loc;
@@ -77,15 +82,26 @@ using BodyFn =
 
 /// Tensor-level builder: every method emits upstream linalg/tensor ops on
 /// static-shaped tensors of the model's float type and returns the result.
+///
+/// Mixed precision (a bf16 model): tensors are stored in bf16, but every
+/// linalg body computes in the f32 compute type (generic() extends bf16
+/// operands and rounds results to the output's type once), matmuls
+/// accumulate in f32 and round their result to bf16, and reductions keep an
+/// f32 accumulator and result (row statistics, softmax denominators, bias
+/// gradients) until a caller converts them.
 class TensorBuilder {
 public:
   TensorBuilder(OpBuilder &b, Location loc, FloatType elt)
-      : b(b), loc(loc), elt(elt) {}
+      : b(b), loc(loc), elt(elt), compute(computeTypeOf(elt)) {}
+
+  /// The type a model of element type `elt` computes in: f32 for bf16.
+  static FloatType computeTypeOf(FloatType elt);
 
   OpBuilder &builder() { return b; }
   Location getLoc() const { return loc; }
   FloatType getElementType() const { return elt; }
-  ScalarBuilder scalars() { return ScalarBuilder(b, loc, elt); }
+  FloatType getComputeType() const { return compute; }
+  ScalarBuilder scalars() { return ScalarBuilder(b, loc, compute); }
 
   RankedTensorType tensorType(ArrayRef<int64_t> shape, Type type = {}) const;
   static ArrayRef<int64_t> shapeOf(Value v);
@@ -98,28 +114,33 @@ public:
 
   // --- Creation ---
   Value empty(ArrayRef<int64_t> shape, Type type = {});
-  /// linalg.fill of a fresh tensor with `value`.
-  Value filled(ArrayRef<int64_t> shape, double value);
-  Value filledNegInf(ArrayRef<int64_t> shape);
+  /// linalg.fill of a fresh tensor (element type `type`, default the
+  /// model's) with `value`.
+  Value filled(ArrayRef<int64_t> shape, double value, Type type = {});
+  Value filledNegInf(ArrayRef<int64_t> shape, Type type = {});
 
   // --- linalg.generic ---
   /// General linalg.generic. `inits` are the output operands; a reduction
-  /// generic needs initialized (filled) inits.
+  /// generic needs initialized (filled) inits. The body sees float operands
+  /// narrower than the compute type extended to it, and each yielded value
+  /// is cast to its output's element type.
   SmallVector<Value> generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
                              ValueRange inits, ArrayRef<AffineMap> outMaps,
                              ArrayRef<utils::IteratorType> iterators,
                              BodyFn body);
   /// Elementwise op over the iteration space `shape` (all loops parallel, the
   /// result indexed by the identity map). Inputs may broadcast through
-  /// `inMaps`.
+  /// `inMaps`. The result has element type `type` (default the model's).
   Value elementwise(ArrayRef<int64_t> shape, ValueRange ins,
-                    ArrayRef<AffineMap> inMaps, BodyFn body);
+                    ArrayRef<AffineMap> inMaps, BodyFn body, Type type = {});
   /// Elementwise op over same-shaped inputs (identity maps everywhere).
-  Value map(ValueRange ins, BodyFn body);
+  Value map(ValueRange ins, BodyFn body, Type type = {});
+  /// `x` with element type `type` (`x` itself when it has it).
+  Value convert(Value x, Type type);
   /// Reduction generic over the iteration space `shape`: the result keeps the
   /// loops in `keptDims` (in order) and reduces all others. The body receives
-  /// the inputs and the accumulator (initialized to `init`) and returns the
-  /// new accumulator.
+  /// the inputs and the accumulator (initialized to `init`, in the compute
+  /// type) and returns the new accumulator.
   Value reduce(ArrayRef<int64_t> shape, ValueRange ins,
                ArrayRef<AffineMap> inMaps, ArrayRef<unsigned> keptDims,
                double init, BodyFn body);
@@ -133,7 +154,8 @@ public:
   /// default; pass one of the inputs to let bufferization update it in
   /// place).
   Value add(Value x, Value y, Value dest = {});
-  /// linalg.reduce with addf over `dims` of `x`.
+  /// linalg.reduce with addf over `dims` of `x`; for `x` narrower than the
+  /// compute type, a reduce() with an accumulator in the compute type.
   Value sum(Value x, ArrayRef<int64_t> dims);
   /// linalg.reduce with maximumf over `dims` of `x`.
   Value max(Value x, ArrayRef<int64_t> dims);
@@ -143,7 +165,9 @@ public:
   /// 2-D linalg.matmul of op(a) @ op(b), op = transpose where requested.
   /// Transposed operands are materialized with linalg.transpose so that every
   /// contraction is a plain row-major matmul (one pattern for the later GEMM
-  /// lowering). The accumulator starts at `acc` when given, else at zero.
+  /// lowering). The accumulator starts at `acc` when given, else at zero. It
+  /// is in the compute type; with narrower operands the result is rounded to
+  /// the model's type afterwards.
   Value matmul(Value a, Value bm, bool transA = false, bool transB = false,
                Value acc = {});
   /// 3-D linalg.batch_matmul, same conventions as matmul().
@@ -174,9 +198,12 @@ public:
   SmallVector<OpFoldResult> offsets(ArrayRef<int64_t> values);
 
 private:
+  /// The contraction's result in the model's type.
+  Value narrowed(Value x);
+
   OpBuilder &b;
   Location loc;
-  FloatType elt;
+  FloatType elt, compute;
 };
 
 //===----------------------------------------------------------------------===//
@@ -219,7 +246,8 @@ using ForwardBackwardFn = llvm::function_ref<LossAndGrads(
 
 /// Adds `func.func @forward_backward(params..., batch...) -> (loss,
 /// grads...)` to `module` with the contract's attributes, its body built by
-/// `body`.
+/// `body`. The loss is in the compute type; a gradient the body returns in
+/// another type than its parameter's is converted to it.
 func::FuncOp buildForwardBackward(ModuleOp module, FloatType elt,
                                   ArrayRef<ParamSpec> params,
                                   ArrayRef<BatchSpec> batch,

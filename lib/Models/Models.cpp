@@ -18,6 +18,8 @@ StringRef mlir::zero::models::stringifyElementType(ElementType type) {
     return "f32";
   case ElementType::F64:
     return "f64";
+  case ElementType::BF16:
+    return "bf16";
   }
   llvm_unreachable("unknown element type");
 }
@@ -27,6 +29,7 @@ mlir::zero::models::parseElementType(StringRef name) {
   return llvm::StringSwitch<std::optional<ElementType>>(name)
       .Case("f32", ElementType::F32)
       .Case("f64", ElementType::F64)
+      .Case("bf16", ElementType::BF16)
       .Default(std::nullopt);
 }
 
@@ -37,6 +40,8 @@ FloatType mlir::zero::models::detail::getFloatType(MLIRContext &ctx,
     return Float32Type::get(&ctx);
   case ElementType::F64:
     return Float64Type::get(&ctx);
+  case ElementType::BF16:
+    return BFloat16Type::get(&ctx);
   }
   llvm_unreachable("unknown element type");
 }

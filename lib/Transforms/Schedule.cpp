@@ -125,7 +125,10 @@ struct Event {
   double bytes;
 };
 
-/// A scalar (rank-0 f32 or f64 tensor) sum all-reduce that may join a
+/// Element types the runtime's collectives take (f32, f64, bf16).
+bool isRuntimeFloat(Type t) { return t.isF32() || t.isF64() || t.isBF16(); }
+
+/// A scalar (rank-0 f32, f64 or bf16 tensor) sum all-reduce that may join a
 /// coalesced one.
 shard::AllReduceOp scalarSum(Operation *op) {
   auto reduce = dyn_cast<shard::AllReduceOp>(op);
@@ -133,7 +136,7 @@ shard::AllReduceOp scalarSum(Operation *op) {
     return {};
   auto t = dyn_cast<RankedTensorType>(reduce.getInput().getType());
   if (!t || t.getRank() != 0 || t != reduce.getResult().getType() ||
-      !(t.getElementType().isF32() || t.getElementType().isF64()))
+      !isRuntimeFloat(t.getElementType()))
     return {};
   return reduce;
 }
@@ -277,12 +280,12 @@ bool sameSource(Value a, Value b) {
 
 /// A collective bucketCollectives may merge: a 1-D all-gather or sum
 /// reduce-scatter along axis 0, or a sum all-reduce of at least one
-/// dimension, of statically shaped f32 or f64; its full-size bytes.
+/// dimension, of statically shaped f32, f64 or bf16; its full-size bytes.
 std::optional<double> bucketable(Operation *op) {
   auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
-      !(in.getElementType().isF32() || in.getElementType().isF64()))
+      !isRuntimeFloat(in.getElementType()))
     return std::nullopt;
   if (auto g = dyn_cast<shard::AllGatherOp>(op)) {
     if (in.getRank() != 1 || g.getGatherAxis().getZExtValue() != 0)
@@ -848,7 +851,7 @@ unsigned Scheduler::convert() {
     auto in = cast<RankedTensorType>(input.getType());
     auto out = dyn_cast<RankedTensorType>(result.getType());
     if (!out || !in.hasStaticShape() || !out.hasStaticShape() ||
-        !(in.getElementType().isF32() || in.getElementType().isF64()))
+        !isRuntimeFloat(in.getElementType()))
       continue;
     double b = double(in.getElementType().getIntOrFloatBitWidth() / 8);
     int64_t n = 0;

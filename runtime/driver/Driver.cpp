@@ -446,6 +446,37 @@ struct Buffers {
   std::vector<double> hypers;
 };
 
+/// Sets each optimizer state of kind "master" (a mixed-precision step's
+/// higher-precision copy of its parameter) to its parameter, converted: the
+/// whole parameter, or this rank's slice of it when the state is sharded and
+/// the parameter is not (stages 1-2); padding past the parameter is zero.
+/// Every other state starts at zero.
+void initMasterStates(const Abi &abi, Buffers &b, int rank) {
+  for (size_t s = 0; s < abi.states.size(); ++s) {
+    if (abi.states[s].kind != "master")
+      continue;
+    const Param &p = abi.params[abi.states[s].param];
+    Tensor &param = b.params[abi.states[s].param];
+    Tensor &state = b.states[s];
+    HostView from(param), to(state, /*load=*/false);
+    // The parameter's element that the state's element 0 holds.
+    int64_t begin = param.elements == state.elements
+                        ? 0
+                        : static_cast<int64_t>(rank) * p.shard;
+    size_t fromBytes = dtypeBytes(param.dtype), toBytes = dtypeBytes(state.dtype);
+    for (int64_t e = 0; e < state.elements; ++e) {
+      int64_t at = begin + e;
+      double v = at < param.elements
+                     ? loadElement(param.dtype, static_cast<const char *>(
+                                                    from.data) +
+                                                    at * fromBytes)
+                     : 0.0;
+      storeElement(state.dtype, v, static_cast<char *>(to.data) + e * toBytes);
+    }
+    to.store();
+  }
+}
+
 /// Calls `entry` with `b`'s buffers; out-parameters get scratch buffers
 /// copied back afterwards.
 void call(const Entry &entry, Buffers &b) {
@@ -1111,9 +1142,10 @@ int train(const zrt_driver_program &program, Options &opts) {
     failAll("--dump-grads needs an unpartitioned step (a partitioned step "
             "keeps no full gradients)");
   for (const Param &p : abi.params)
-    if (p.dtype != DType::F32 && p.dtype != DType::F64)
+    if (p.dtype != DType::F32 && p.dtype != DType::F64 &&
+        p.dtype != DType::BF16)
       failAll("parameter '" + p.name + "' is " + dtypeName(p.dtype) +
-              "; the CPU runtime trains f32 and f64 steps only");
+              "; the CPU runtime trains f32, f64 and bf16 steps only");
   if (!isFloat(abi.lossType) || abi.lossType == DType::F16)
     failAll(std::string("the loss is ") + dtypeName(abi.lossType) +
             "; expected f32, f64 or bf16");
@@ -1269,6 +1301,8 @@ int train(const zrt_driver_program &program, Options &opts) {
                      resumedFrom.c_str(), static_cast<long long>(startStep),
                      opts.steps, static_cast<long long>(startStep)));
     bool statesFromZero = !m.hasStates() && !abi.states.empty();
+    if (statesFromZero)
+      initMasterStates(abi, b, rank);
     if (rank == 0 && statesFromZero && startStep > 0)
       std::fprintf(stderr,
                    "%s: warning: %s holds no optimizer states; this step's "
@@ -1343,6 +1377,8 @@ int train(const zrt_driver_program &program, Options &opts) {
     }
     view.store();
   }
+  if (opts.resume.empty())
+    initMasterStates(abi, b, rank);
   initBytes.clear();
   initBytes.shrink_to_fit();
 
@@ -1489,6 +1525,9 @@ int train(const zrt_driver_program &program, Options &opts) {
       if (p.dtype == DType::F32)
         zrt_all_gather_f32(static_cast<float *>(data),
                            static_cast<float *>(all.data), t.elements);
+      else if (p.dtype == DType::BF16)
+        zrt_all_gather_bf16(static_cast<uint16_t *>(data),
+                            static_cast<uint16_t *>(all.data), t.elements);
       else
         zrt_all_gather_f64(static_cast<double *>(data),
                            static_cast<double *>(all.data), t.elements);

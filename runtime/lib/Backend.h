@@ -30,9 +30,12 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-enum class DType { F32, F64 };
+/// Element types of the collectives (all three) and of the GEMMs (f32, f64).
+enum class DType { F32, F64, BF16 };
 
-inline int32_t dtypeBytes(DType t) { return t == DType::F32 ? 4 : 8; }
+inline int32_t dtypeBytes(DType t) {
+  return t == DType::F32 ? 4 : t == DType::F64 ? 8 : 2;
+}
 
 /// One validated GEMM: C = A*B + beta*C, row-major, with m, n, k >= 1, each
 /// leading dimension at least its row length, and non-null matrices. The

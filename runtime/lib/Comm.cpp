@@ -377,9 +377,33 @@ private:
   void *ptr;
 };
 
+/// A bf16 element as its bits: what goes on the wire. Sums of bf16 blocks
+/// are accumulated in f32 (reduceInRankOrder) and rounded to bf16 once.
+struct BF16 {
+  uint16_t bits = 0;
+};
+
+float toFloat(BF16 x) {
+  uint32_t u = uint32_t(x.bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// Round to nearest even, as arith.truncf does; a NaN stays a (quiet) NaN.
+BF16 toBF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return BF16{static_cast<uint16_t>((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return BF16{static_cast<uint16_t>(u >> 16)};
+}
+
 template <typename T> MPI_Datatype mpiType();
 template <> MPI_Datatype mpiType<float>() { return MPI_FLOAT; }
 template <> MPI_Datatype mpiType<double>() { return MPI_DOUBLE; }
+template <> MPI_Datatype mpiType<BF16>() { return MPI_UINT16_T; }
 
 /// Piece [j, j + n) of every block of a buffer of blocks `blockLength`
 /// elements apart, as one element of an MPI datatype whose extent is the
@@ -485,15 +509,25 @@ void reduceInRankOrder(Op op, T *dst, int64_t valid, const T *recv, int64_t n,
                        int worldSize) {
   if (valid <= 0)
     return;
-  std::memcpy(dst, recv, std::size_t(valid) * sizeof(T));
-  for (int r = 1; r < worldSize; ++r) {
-    const T *src = recv + r * n;
-    if (op == Op::Sum) {
-      for (int64_t i = 0; i < valid; ++i)
-        dst[i] += src[i];
-    } else {
-      for (int64_t i = 0; i < valid; ++i)
-        combine(op, dst[i], src[i]);
+  if constexpr (std::is_same_v<T, BF16>) {
+    // f32 accumulation in rank order, one rounding per element.
+    for (int64_t i = 0; i < valid; ++i) {
+      float acc = toFloat(recv[i]);
+      for (int r = 1; r < worldSize; ++r)
+        combine(op, acc, toFloat(recv[r * n + i]));
+      dst[i] = toBF16(acc);
+    }
+  } else {
+    std::memcpy(dst, recv, std::size_t(valid) * sizeof(T));
+    for (int r = 1; r < worldSize; ++r) {
+      const T *src = recv + r * n;
+      if (op == Op::Sum) {
+        for (int64_t i = 0; i < valid; ++i)
+          dst[i] += src[i];
+      } else {
+        for (int64_t i = 0; i < valid; ++i)
+          combine(op, dst[i], src[i]);
+      }
     }
   }
 }
@@ -558,7 +592,7 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
         const int64_t start = r * c + j, v = validLength(start, n, L);
         if (v > 0)
           std::memcpy(packT + r * n, in + start, std::size_t(v) * sizeof(T));
-        std::fill(packT + r * n + v, packT + (r + 1) * n, T(0));
+        std::fill(packT + r * n + v, packT + (r + 1) * n, T());
       }
       alltoall(w, packT, static_cast<int>(n), element, recvT,
                          static_cast<int>(n), element);
@@ -581,7 +615,7 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
       if (ownValid > 0)
         std::memcpy(packT + q * n, out + own,
                     std::size_t(ownValid) * sizeof(T));
-      std::fill(packT + q * n + ownValid, packT + (q + 1) * n, T(0));
+      std::fill(packT + q * n + ownValid, packT + (q + 1) * n, T());
       allgather(w, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packT,
                           static_cast<int>(n), element);
       for (int r = 0; r < N; ++r) {
@@ -768,6 +802,9 @@ uint64_t allReduce(DType dtype, Op op, const void *in, void *out,
   if (dtype == DType::F32)
     return allReduceImpl(op, static_cast<const float *>(in),
                          static_cast<float *>(out), count);
+  if (dtype == DType::BF16)
+    return allReduceImpl(op, static_cast<const BF16 *>(in),
+                         static_cast<BF16 *>(out), count);
   return allReduceImpl(op, static_cast<const double *>(in),
                        static_cast<double *>(out), count);
 }
@@ -776,6 +813,9 @@ uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count) {
   if (dtype == DType::F32)
     return reduceScatterImpl(static_cast<const float *>(in),
                              static_cast<float *>(out), count);
+  if (dtype == DType::BF16)
+    return reduceScatterImpl(static_cast<const BF16 *>(in),
+                             static_cast<BF16 *>(out), count);
   return reduceScatterImpl(static_cast<const double *>(in),
                            static_cast<double *>(out), count);
 }
@@ -784,6 +824,9 @@ uint64_t allGather(DType dtype, const void *in, void *out, int64_t count) {
   if (dtype == DType::F32)
     return allGatherImpl(static_cast<const float *>(in),
                          static_cast<float *>(out), count);
+  if (dtype == DType::BF16)
+    return allGatherImpl(static_cast<const BF16 *>(in),
+                         static_cast<BF16 *>(out), count);
   return allGatherImpl(static_cast<const double *>(in),
                        static_cast<double *>(out), count);
 }

@@ -745,6 +745,65 @@ void gemm(DType dtype, GemmCall g, bool batched) {
   tracer().record(ZRT_TRACE_GEMM, ZRT_NUM_COLLECTIVES, start, end, 0, &g);
 }
 
+/// A GEMM of bf16 A and B into f32 C (what a mixed-precision matmul
+/// accumulates in). Debian's OpenBLAS is built without its bf16 routine
+/// (cblas_sbgemm), so A and B are widened, exactly, into f32 copies (runtime
+/// temporaries counted to ZRT_ACTIVATIONS, freed before returning) and
+/// multiplied by the f32 GEMM. A stride of 0 (one matrix for the whole
+/// batch) widens that one matrix once.
+void gemmBF16(GemmCall g, bool batched) {
+  // Nothing of A and B is read (or only sizes are invalid): the f32 path's
+  // checks and semantics apply unchanged.
+  if (g.batch <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0 || g.strideA < 0 ||
+      g.strideB < 0)
+    return gemm(DType::F32, g, batched);
+  if (g.batch <= 1)
+    g.strideA = g.strideB = 0;
+  struct Widened {
+    void *data = nullptr;
+    ~Widened() {
+      if (data)
+        memory().release(data);
+    }
+  } wa, wb;
+  // Rows x cols as stored, `ld` apart; returns the f32 copy, rows packed.
+  auto widen = [&](Widened &to, const char *name, const void *from,
+                   int64_t &stride, int64_t &ld, int64_t rows, int64_t cols,
+                   const char *ldName, const char *dim) {
+    checkNotNull(name, from);
+    if (rows == 1)
+      ld = std::max(ld, cols);
+    checkLeadingDim(ldName, ld, name[0] == 'a' ? "A" : "B", dim, cols);
+    int64_t count = stride == 0 ? 1 : g.batch;
+    to.data = memory().allocate(static_cast<std::size_t>(count * rows * cols) *
+                                    sizeof(float),
+                                kMinAlignment, ZRT_ACTIVATIONS,
+                                /*zeroed=*/false);
+    auto *src = static_cast<const uint16_t *>(from);
+    auto *dst = static_cast<float *>(to.data);
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint16_t *row = src + i * stride + r * ld;
+        float *out = dst + (i * rows + r) * cols;
+        for (int64_t c = 0; c < cols; ++c) {
+          uint32_t bits = uint32_t(row[c]) << 16;
+          std::memcpy(&out[c], &bits, sizeof(float));
+        }
+      }
+    ld = cols;
+    if (stride != 0)
+      stride = rows * cols;
+    return to.data;
+  };
+  int64_t aRows = g.transA ? g.k : g.m, aCols = g.transA ? g.m : g.k;
+  int64_t bRows = g.transB ? g.n : g.k, bCols = g.transB ? g.k : g.n;
+  g.a = widen(wa, "a", g.a, g.strideA, g.lda, aRows, aCols, "lda",
+              g.transA ? "m" : "k");
+  g.b = widen(wb, "b", g.b, g.strideB, g.ldb, bRows, bCols, "ldb",
+              g.transB ? "k" : "n");
+  gemm(DType::F32, g, batched);
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
@@ -1097,6 +1156,33 @@ void zrt_gemm_f64(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_
     reportFatal();
 }
 
+void zrt_gemm_bf16_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                       int64_t k, const uint16_t *a, int64_t lda,
+                       const uint16_t *b, int64_t ldb, float beta, float *c,
+                       int64_t ldc) {
+  if (!guarded("zrt_gemm_bf16_f32", [&] {
+        gemmBF16(GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0, lda,
+                          b, 0, ldb, beta, c, 0, ldc},
+                 false);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_batched_bf16_f32(int32_t trans_a, int32_t trans_b,
+                               int64_t batch, int64_t m, int64_t n, int64_t k,
+                               const uint16_t *a, int64_t stride_a,
+                               int64_t lda, const uint16_t *b,
+                               int64_t stride_b, int64_t ldb, float beta,
+                               float *c, int64_t stride_c, int64_t ldc) {
+  if (!guarded("zrt_gemm_batched_bf16_f32", [&] {
+        gemmBF16(GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a,
+                          stride_a, lda, b, stride_b, ldb, beta, c, stride_c,
+                          ldc},
+                 true);
+      }))
+    reportFatal();
+}
+
 void zrt_gemm_batched_f32(int32_t trans_a, int32_t trans_b,
                           int64_t batch, int64_t m, int64_t n, int64_t k,
                           const float *a, int64_t stride_a, int64_t lda,
@@ -1289,6 +1375,33 @@ void zrt_all_gather_f64(const double *in, double *out, int64_t count) {
   });
 }
 
+void zrt_all_reduce_sum_bf16(const uint16_t *in, uint16_t *out,
+                             int64_t count) {
+  collective("zrt_all_reduce_sum_bf16", ZRT_ALL_REDUCE, [&] {
+    return comm::allReduce(DType::BF16, comm::Op::Sum, in, out, count);
+  });
+}
+
+void zrt_all_reduce_max_bf16(const uint16_t *in, uint16_t *out,
+                             int64_t count) {
+  collective("zrt_all_reduce_max_bf16", ZRT_ALL_REDUCE, [&] {
+    return comm::allReduce(DType::BF16, comm::Op::Max, in, out, count);
+  });
+}
+
+void zrt_reduce_scatter_sum_bf16(const uint16_t *in, uint16_t *out,
+                                 int64_t count) {
+  collective("zrt_reduce_scatter_sum_bf16", ZRT_REDUCE_SCATTER, [&] {
+    return comm::reduceScatter(DType::BF16, in, out, count);
+  });
+}
+
+void zrt_all_gather_bf16(const uint16_t *in, uint16_t *out, int64_t count) {
+  collective("zrt_all_gather_bf16", ZRT_ALL_GATHER, [&] {
+    return comm::allGather(DType::BF16, in, out, count);
+  });
+}
+
 int64_t zrt_all_reduce_sum_start_f32(const float *in, float *out,
                                      int64_t count) {
   return startCollective(
@@ -1334,6 +1447,30 @@ int64_t zrt_all_gather_start_f64(const double *in, double *out,
   return startCollective(
       "zrt_all_gather_start_f64", ZRT_ALL_GATHER, in, out, count,
       [=] { return comm::allGather(DType::F64, in, out, count); });
+}
+
+int64_t zrt_all_reduce_sum_start_bf16(const uint16_t *in, uint16_t *out,
+                                      int64_t count) {
+  return startCollective(
+      "zrt_all_reduce_sum_start_bf16", ZRT_ALL_REDUCE, in, out, count, [=] {
+        return comm::allReduce(DType::BF16, comm::Op::Sum, in, out, count);
+      });
+}
+
+int64_t zrt_reduce_scatter_sum_start_bf16(const uint16_t *in, uint16_t *out,
+                                          int64_t count) {
+  return startCollective("zrt_reduce_scatter_sum_start_bf16",
+                         ZRT_REDUCE_SCATTER, in, out, count, [=] {
+                           return comm::reduceScatter(DType::BF16, in, out,
+                                                      count);
+                         });
+}
+
+int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
+                                  int64_t count) {
+  return startCollective(
+      "zrt_all_gather_start_bf16", ZRT_ALL_GATHER, in, out, count,
+      [=] { return comm::allGather(DType::BF16, in, out, count); });
 }
 
 void zrt_wait(int64_t request) {

@@ -2,7 +2,7 @@
 
 shard.grid @g(shape = 2)
 func.func @int_gather(%a: tensor<4xi32>) -> tensor<8xi32> {
-  // expected-error@+2 {{has element type 'i32'; the runtime's collectives take f32 and f64}}
+  // expected-error@+2 {{has element type 'i32'; the runtime's collectives take f32, f64 and bf16}}
   // expected-error@+1 {{failed to bufferize op}}
   %g = shard.all_gather %a on @g grid_axes = [0] gather_axis = 0 : tensor<4xi32> -> tensor<8xi32>
   return %g : tensor<8xi32>

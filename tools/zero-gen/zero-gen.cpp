@@ -58,9 +58,13 @@ static cl::opt<std::string> outputFile(
 static cl::opt<ElementType> dtype(
     "dtype",
     cl::desc("Element type of parameters, activations, loss and "
-             "hyper-parameters"),
+             "hyper-parameters; bf16 is mixed precision"),
     cl::values(clEnumValN(ElementType::F32, "f32", "32-bit float (default)"),
-               clEnumValN(ElementType::F64, "f64", "64-bit float")),
+               clEnumValN(ElementType::F64, "f64", "64-bit float"),
+               clEnumValN(ElementType::BF16, "bf16",
+                          "bf16 parameters, gradients and activations, each "
+                          "op computing in f32; f32 loss, and AdamW updating "
+                          "an f32 master copy (state kind 'master')")),
     cl::init(ElementType::F32), cl::sub(mlpCmd), cl::sub(gptCmd),
     cl::cat(genCategory));
 static cl::opt<bool> clipGradNorm(

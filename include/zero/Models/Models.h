@@ -23,8 +23,14 @@
 
 namespace mlir::zero::models {
 
-/// Element type of parameters, activations, the loss and hyper-parameters.
-enum class ElementType { F32, F64 };
+/// Element type of parameters, gradients and activations. F32 and F64 also
+/// hold the loss, hyper-parameters and optimizer states. BF16 is mixed
+/// precision: bf16 parameters, gradients and activations, computed in f32
+/// inside each op (matmuls accumulate in f32, reductions such as LayerNorm's
+/// statistics and the softmax denominators stay f32), an f32 loss and
+/// hyper-parameters, and AdamW holding an f32 master copy of each parameter
+/// (state kind "master") next to f32 moments.
+enum class ElementType { F32, F64, BF16 };
 
 llvm::StringRef stringifyElementType(ElementType type);
 std::optional<ElementType> parseElementType(llvm::StringRef name);

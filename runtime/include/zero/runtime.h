@@ -247,6 +247,24 @@ ZRT_API void zrt_gemm_batched_f64(int32_t trans_a, int32_t trans_b,
                                   int64_t stride_b, int64_t ldb, double beta,
                                   double *c, int64_t stride_c, int64_t ldc);
 
+/* Mixed precision: A and B are bf16 (their bits as uint16_t), C and beta
+ * f32, otherwise as zrt_gemm_f32 and zrt_gemm_batched_f32 (C = A*B + beta*C
+ * accumulated in f32). The CPU backend widens A and B exactly into f32
+ * temporaries (counted to ZRT_ACTIVATIONS, freed before the call returns:
+ * the A and B sizes, one matrix for a stride of 0) and runs the f32 GEMM;
+ * the stats count the call as an f32 GEMM. */
+ZRT_API void zrt_gemm_bf16_f32(int32_t trans_a, int32_t trans_b, int64_t m,
+                               int64_t n, int64_t k, const uint16_t *a,
+                               int64_t lda, const uint16_t *b, int64_t ldb,
+                               float beta, float *c, int64_t ldc);
+ZRT_API void zrt_gemm_batched_bf16_f32(int32_t trans_a, int32_t trans_b,
+                                       int64_t batch, int64_t m, int64_t n,
+                                       int64_t k, const uint16_t *a,
+                                       int64_t stride_a, int64_t lda,
+                                       const uint16_t *b, int64_t stride_b,
+                                       int64_t ldb, float beta, float *c,
+                                       int64_t stride_c, int64_t ldc);
+
 /* Totals over all GEMM calls since the last reset: `calls` counts entry
  * point calls (a batched call is one call), `flops` adds 2*m*n*k per call
  * (times batch for batched calls), `seconds` is the wall time spent inside
@@ -451,6 +469,19 @@ ZRT_API void zrt_reduce_scatter_sum_f64(const double *in, double *out,
 ZRT_API void zrt_all_gather_f32(const float *in, float *out, int64_t count);
 ZRT_API void zrt_all_gather_f64(const double *in, double *out, int64_t count);
 
+/* The same on bf16 elements (their bits as uint16_t): bf16 on the wire,
+ * half the bytes of f32. A sum accumulates each element's N values in f32,
+ * in rank order, and rounds once to bf16 (to nearest even), so the all-reduce
+ * still equals the all-gather of the reduce-scatter bit for bit. */
+ZRT_API void zrt_all_reduce_sum_bf16(const uint16_t *in, uint16_t *out,
+                                     int64_t count);
+ZRT_API void zrt_all_reduce_max_bf16(const uint16_t *in, uint16_t *out,
+                                     int64_t count);
+ZRT_API void zrt_reduce_scatter_sum_bf16(const uint16_t *in, uint16_t *out,
+                                         int64_t count);
+ZRT_API void zrt_all_gather_bf16(const uint16_t *in, uint16_t *out,
+                                 int64_t count);
+
 /* All-reduce of one scalar, returned on every rank: the sum (or max) of
  * `value` over the ranks in rank order, bitwise equal to what
  * zrt_all_reduce_*_f32/f64 computes for count == 1. For what generated code
@@ -526,6 +557,13 @@ ZRT_API int64_t zrt_all_gather_start_f32(const float *in, float *out,
                                          int64_t count);
 ZRT_API int64_t zrt_all_gather_start_f64(const double *in, double *out,
                                          int64_t count);
+ZRT_API int64_t zrt_all_reduce_sum_start_bf16(const uint16_t *in,
+                                              uint16_t *out, int64_t count);
+ZRT_API int64_t zrt_reduce_scatter_sum_start_bf16(const uint16_t *in,
+                                                  uint16_t *out,
+                                                  int64_t count);
+ZRT_API int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
+                                          int64_t count);
 
 /* Blocks until `request` has completed: a started collective (and every
  * collective started before it), or a started NVMe transfer
