@@ -8,6 +8,7 @@
 #include "zero/Analysis/StepMemory.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -51,7 +52,7 @@ int64_t commScratch(func::CallOp call, int64_t n) {
   StringRef callee = call.getCallee();
   if (n <= 1 || !callee.starts_with("zrt_"))
     return 0;
-  int64_t b = callee.ends_with("_f64") ? 8 : 4;
+  int64_t b = callee.ends_with("_f64") ? 8 : callee.ends_with("_bf16") ? 2 : 4;
   // (Products are checked: a hand-written zero.world_size may be anything;
   // an overflow counts as the largest size, which the sums then refuse.)
   auto mul = [](int64_t x, int64_t y) {
@@ -218,6 +219,30 @@ LogicalResult simulate(Block &block, Live &live,
           allocated.erase(it);
         }
       continue;
+    }
+    // A bf16 matmul accumulating into f32 runs as zrt_gemm_bf16_f32 (or its
+    // batched form), which widens A and B into f32 temporaries for the call
+    // (runtime.h).
+    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+        op.getNumOperands() == 3) {
+      auto a = dyn_cast<MemRefType>(op.getOperand(0).getType());
+      auto b = dyn_cast<MemRefType>(op.getOperand(1).getType());
+      auto c = dyn_cast<MemRefType>(op.getOperand(2).getType());
+      if (a && b && c && a.hasStaticShape() && b.hasStaticShape() &&
+          a.getElementType().isBF16() && b.getElementType().isBF16() &&
+          c.getElementType().isF32()) {
+        int64_t widened =
+            llvm::checkedMul(llvm::checkedAdd(a.getNumElements(),
+                                              b.getNumElements())
+                                 .value_or(std::numeric_limits<int64_t>::max()),
+                             int64_t(4))
+                .value_or(std::numeric_limits<int64_t>::max());
+        if (widened == std::numeric_limits<int64_t>::max())
+          live.overflowed = true;
+        unsigned activations = categoryIndex("activations");
+        live.add(activations, widened);
+        live.add(activations, -widened);
+      }
     }
     // Nested regions (loop bodies, conditionals): each is simulated once
     // from the current state; what they leave live stays live.

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::zero {
@@ -64,6 +65,46 @@ struct ZeroPrepareBufferizationPass
         FunctionType::get(fn.getContext(), argTypes, fn.getResultTypes()));
   }
 
+  /// A new parameter or state whose op writes into a `tensor.empty` (an
+  /// init its body never reads: upstream's elementwise fusion replaces such
+  /// inits, as with a mixed-precision parameter rounded from its f32
+  /// master, and frontends emit them) writes into the argument it replaces
+  /// instead. Without this one-shot bufferization gives it a fresh buffer
+  /// that becomes an out-parameter, and the driver holds the parameter
+  /// twice. Any init is correct for an init that is not read; bufferization
+  /// still copies if the argument is read after the write.
+  static void writeUpdatesInPlace(func::FuncOp fn) {
+    // The zero.param or zero.state attribute, or none.
+    auto roleOf = [](DictionaryAttr attrs) -> std::optional<NamedAttribute> {
+      if (!attrs)
+        return std::nullopt;
+      for (StringRef name : {ZeroDialect::ParamAttrHelper::getNameStr(),
+                             ZeroDialect::StateAttrHelper::getNameStr()})
+        if (std::optional<NamedAttribute> a = attrs.getNamed(name))
+          return a;
+      return std::nullopt;
+    };
+    Operation *ret = fn.getBody().front().getTerminator();
+    for (unsigned r = 0, e = fn.getNumResults(); r < e; ++r) {
+      std::optional<NamedAttribute> role = roleOf(fn.getResultAttrDict(r));
+      auto result = dyn_cast<OpResult>(ret->getOperand(r));
+      if (!role || !result)
+        continue;
+      auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+      if (!dps || !dps.hasPureTensorSemantics())
+        continue;
+      OpOperand *init = dps.getTiedOpOperand(result);
+      if (!init || !init->get().getDefiningOp<tensor::EmptyOp>())
+        continue;
+      for (BlockArgument arg : fn.getArguments())
+        if (arg.getType() == init->get().getType() &&
+            roleOf(fn.getArgAttrDict(arg.getArgNumber())) == role) {
+          init->set(arg);
+          break;
+        }
+    }
+  }
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     StringRef writable = bufferization::BufferizationDialect::kWritableAttrName;
@@ -77,6 +118,8 @@ struct ZeroPrepareBufferizationPass
                            .getValue();
       bool isUpdater = role == "optimizer" || role == "train_step";
       passScalarHypersByValue(fn);
+      if (isUpdater)
+        writeUpdatesInPlace(fn);
       for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
         if (!isa<TensorType>(fn.getArgument(i).getType()))
           continue;
