@@ -4,8 +4,15 @@
   compare_runs.py params A.bin B.bin --dtype f32 [--rel TOL]
       ||a - b|| / ||a|| <= TOL (TOL 0: bit-identical)
   compare_runs.py losses A.json B.json [--rel TOL] [--skip-first K]
+                    [--from-step K]
       every step's loss within TOL relative (0: identical); --skip-first
-      drops A's first K steps (B resumed A's run after step K)
+      drops A's first K steps (B resumed A's run after step K); --from-step
+      compares only the steps after step K of both runs (two runs of one
+      schedule, such as f32 and bf16, whose first steps may differ more)
+  compare_runs.py comm-ratio A.json B.json --ratio R
+      bytes sent per step by A's tensor collectives (all-reduce,
+      reduce-scatter, all-gather) are exactly R times B's, kind by kind,
+      with the same calls (a bf16 step against its f32 twin: R = 0.5)
   compare_runs.py comm STATS.json --module M --stage S --partitioned P
       bytes sent per step against the ZeRO formulas, Psi being the element
       count with every parameter padded to a multiple of N (from the contract
@@ -37,9 +44,16 @@ import struct
 import sys
 
 
+SIZES = {'f32': 4, 'f64': 8, 'bf16': 2}
+
+
 def load(path, dtype):
     data = open(path, 'rb').read()
-    size = 4 if dtype == 'f32' else 8
+    if dtype == 'bf16':
+        # Each value's bits are the upper half of the f32 with those bits.
+        return [struct.unpack('<f', struct.pack('<I', h << 16))[0]
+                for h in struct.unpack(f'<{len(data) // 2}H', data)]
+    size = SIZES[dtype]
     return struct.unpack(f'<{len(data) // size}{"f" if size == 4 else "d"}', data)
 
 
@@ -48,17 +62,19 @@ def param_shapes(module):
     sig = text[text.index('@forward_backward('):]
     sig = sig[: sig.index('->')]
     return [([int(d) for d in dims.split('x') if d], dtype) for dims, dtype in
-            re.findall(r'tensor<((?:\d+x)*)(f32|f64)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = "[^"]+"\}', sig)]
+            re.findall(r'tensor<((?:\d+x)*)(f32|f64|bf16)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = "[^"]+"\}', sig)]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('what', choices=['params', 'losses', 'comm'])
+    ap.add_argument('what', choices=['params', 'losses', 'comm', 'comm-ratio'])
     ap.add_argument('files', nargs='+')
     ap.add_argument('--dtype', default='f32')
     ap.add_argument('--rel', type=float, default=0.0)
     ap.add_argument('--skip-first', type=int, default=0)
+    ap.add_argument('--from-step', type=int, default=0)
+    ap.add_argument('--ratio', type=float)
     ap.add_argument('--module')
     ap.add_argument('--stage', type=int)
     ap.add_argument('--partitioned')
@@ -79,16 +95,33 @@ def main():
     elif args.what == 'losses':
         a, b = (json.load(open(f))['losses'] for f in args.files)
         a = a[args.skip_first:]
+        if args.from_step:
+            if len(a) <= args.from_step or len(b) <= args.from_step:
+                print(f'FAIL: --from-step {args.from_step} leaves no step')
+                return 1
+            a, b = a[args.from_step:], b[args.from_step:]
         worst = max(abs(x - y) / abs(x) for x, y in zip(a, b)) if a else 0.0
         same = a == b
         print(f'losses: {len(a)} steps, largest relative difference {worst:.3e}, '
               f'{"identical" if same else "not identical"}')
         ok = len(a) == len(b) and (same if args.rel == 0 else worst <= args.rel)
+    elif args.what == 'comm-ratio':
+        a, b = (json.load(open(f)) for f in args.files)
+        ok = args.ratio is not None
+        for kind in ('all_reduce', 'reduce_scatter', 'all_gather'):
+            x, y = a['comm_bytes'][kind], b['comm_bytes'][kind]
+            same_calls = a['comm_calls'][kind] == b['comm_calls'][kind]
+            print(f'{kind}: {x} bytes, {y} * {args.ratio} = '
+                  f'{y * (args.ratio or 0)}; calls {a["comm_calls"][kind]} '
+                  f'and {b["comm_calls"][kind]}')
+            ok = ok and same_calls and x == y * args.ratio
+        ok = ok and any(b['comm_bytes'][k] for k in
+                        ('all_reduce', 'reduce_scatter', 'all_gather'))
     else:
         stats = json.load(open(args.files[0]))
         n = stats['world_size']
         shapes = param_shapes(args.module)
-        b = 4 if shapes[0][1] == 'f32' else 8
+        b = SIZES[shapes[0][1]]
         psi = sum((math.prod(s) + n - 1) // n * n for s, _ in shapes)
         unit = psi * b * (n - 1) // n
         sent = stats['comm_bytes']
@@ -100,7 +133,7 @@ def main():
         step = text[text.index('func.func @train_step('):]
         # Parameter shards of the step (stage 3: 1-D slices of `shard` elements).
         shards = {arg: int(size) for arg, size in re.findall(
-            r'(%arg\d+): tensor<(\d+)x(?:f32|f64)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = ', step[:step.index('->')])}
+            r'(%arg\d+): tensor<(\d+)x(?:f32|f64|bf16)> \{(?:zero\.init = \{[^}]*\}, )?zero\.param = ', step[:step.index('->')])}
         # Blocking (shard.*) or started by zero-schedule (zero.*_start).
         gathers = {arg: len(re.findall(
             rf'(?:shard\.all_gather|zero\.all_gather_start) {arg} ', step))
@@ -113,23 +146,27 @@ def main():
             for arg in concats.get(name, []):
                 if arg in gathers:
                     gathers[arg] += 1
-        scalars = len(re.findall(r'shard\.all_reduce [^\n]*: tensor<f(?:32|64)> -> ', step))
+        # Scalars (the loss, partial norms) have their own element size s
+        # (a mixed-precision step's loss is f32).
+        scalar_types = re.findall(r'shard\.all_reduce [^\n]*: tensor<(f32|f64|bf16)> -> ', step)
+        scalars = len(scalar_types)
+        scalar_bytes = sum(SIZES[t] for t in scalar_types) * (n - 1)
         # Scalar all-reduces zero-schedule coalesced into one of a vector
-        # (runtime.h: 2 (N-1) ceil(K/N) b bytes).
-        coalesced = [int(k) for k in re.findall(
-            r'zero\.all_reduce_start %from_elements\S* : tensor<(\d+)x', step)]
+        # (runtime.h: 2 (N-1) ceil(K/N) s bytes).
+        coalesced = [(int(k), SIZES[t]) for k, t in re.findall(
+            r'zero\.all_reduce_start %from_elements\S* : tensor<(\d+)x(f32|f64|bf16)>', step)]
         # and scalars it started alone, as vectors of one element.
-        ones = set(re.findall(
-            r'(%\S+) = tensor\.expand_shape \S+ \[\] output_shape \[1\]', step))
-        coalesced += [1 for v in re.findall(r'zero\.all_reduce_start (%\S+) ', step)
-                      if v in ones]
-        vector = sum(2 * (n - 1) * ((k + n - 1) // n) * b for k in coalesced)
-        ok = (sent['scalar_all_reduce'] == scalars * b * (n - 1)
+        ones = dict(re.findall(
+            r'(%\S+) = tensor\.expand_shape \S+ \[\] output_shape \[1\] : tensor<(f32|f64|bf16)>', step))
+        coalesced += [(1, SIZES[ones[v]]) for v in re.findall(
+            r'zero\.all_reduce_start (%\S+) ', step) if v in ones]
+        vector = sum(2 * (n - 1) * ((k + n - 1) // n) * s for k, s in coalesced)
+        ok = (sent['scalar_all_reduce'] == scalar_bytes
               and stats['comm_calls']['scalar_all_reduce'] == scalars)
         print(f'scalar all-reduces: {scalars} in the step, '
               f'{stats["comm_calls"]["scalar_all_reduce"]} calls sent '
-              f'{sent["scalar_all_reduce"]} bytes; coalesced: {coalesced} '
-              f'({vector} bytes)')
+              f'{sent["scalar_all_reduce"]} bytes; coalesced: '
+              f'{[k for k, _ in coalesced]} ({vector} bytes)')
         if args.stage == 0:
             ok = ok and sent['all_reduce'] == 2 * unit + vector \
                 and sent['reduce_scatter'] == 0 \

@@ -158,6 +158,11 @@ TensorBuilder::generic(ValueRange ins, ArrayRef<AffineMap> inMaps,
         for (auto [r, t] : llvm::zip(results, resultTypes))
           r = s.cast(r, cast<RankedTensorType>(t).getElementType());
         linalg::YieldOp::create(nb, nloc, results);
+        // Extensions of operands the body did not read (an output's old
+        // value, mostly) are not emitted.
+        for (auto [arg, operand] : llvm::zip(args, operands))
+          if (operand != arg && operand.use_empty())
+            operand.getDefiningOp()->erase();
       });
   return SmallVector<Value>(op->getResults());
 }

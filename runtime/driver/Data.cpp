@@ -236,7 +236,8 @@ bool zero::driver::classifyBatch(const Abi &abi, BatchKind &kind,
     const BatchInput *input = find("input"), *target = find("target");
     if (input && target && input->shape.size() == 2 &&
         target->shape.size() == 2 && input->shape[0] == target->shape[0] &&
-        (input->dtype == DType::F32 || input->dtype == DType::F64) &&
+        (input->dtype == DType::F32 || input->dtype == DType::F64 ||
+         input->dtype == DType::BF16) &&
         input->dtype == target->dtype) {
       kind = BatchKind::Regression;
       return true;
@@ -246,7 +247,7 @@ bool zero::driver::classifyBatch(const Abi &abi, BatchKind &kind,
   for (const BatchInput &b : abi.batch)
     names += (names.empty() ? "'" : ", '") + b.name + "'";
   error = "the driver feeds two kinds of batch: 'tokens' and 'targets' (i32, "
-          "[batch, seq]) or 'input' and 'target' (f32 or f64, [batch, "
+          "[batch, seq]) or 'input' and 'target' (f32, f64 or bf16, [batch, "
           "features]); this step takes " +
           (names.empty() ? std::string("none") : names);
   return false;

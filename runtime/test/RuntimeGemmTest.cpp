@@ -9,6 +9,7 @@
 #include "RuntimeTestSupport.h"
 
 #include <climits>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -428,3 +429,65 @@ TEST_F(RuntimeGemm, Counters) {
 }
 
 } // namespace
+
+namespace {
+uint16_t bf16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return static_cast<uint16_t>(u >> 16); // exact for the small integers used
+}
+} // namespace
+
+// bf16 operands into f32 C: the product of the exactly widened operands,
+// transposed and with leading dimensions beyond the rows, batched with a
+// shared B (stride 0); the widened copies are ZRT_ACTIVATIONS temporaries
+// of exactly the A and B sizes, freed before the call returns.
+TEST_F(RuntimeGemm, Bf16IntoF32) {
+  const int64_t batch = 3, m = 4, n = 5, k = 6, lda = 7, ldb = 9;
+  // A stored k x m (transposed) with row stride lda, one per batch; B
+  // stored k x n with row stride ldb, one for the whole batch.
+  std::vector<uint16_t> a(batch * k * lda, bf16Bits(kSentinel)),
+      b(k * ldb, bf16Bits(kSentinel));
+  std::vector<float> expected(batch * m * n), c(batch * m * n, 0.5f);
+  auto av = [&](int64_t i, int64_t p, int64_t r) {
+    return float(int((i * 5 + p * 3 + r) % 7) - 3);
+  };
+  auto bv = [&](int64_t p, int64_t j) { return float(int((p + 2 * j) % 5) - 2); };
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t r = 0; r < m; ++r)
+        a[i * k * lda + p * lda + r] = bf16Bits(av(i, p, r));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j)
+      b[p * ldb + j] = bf16Bits(bv(p, j));
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        float sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += av(i, p, r) * bv(p, j);
+        expected[i * m * n + r * n + j] = sum + 2.0f * 0.5f;
+      }
+  zrt_reset_peaks();
+  zrt_gemm_batched_bf16_f32(1, 0, batch, m, n, k, a.data(), k * lda, lda,
+                            b.data(), 0, ldb, 2.0f, c.data(), m * n, n);
+  EXPECT_EQ(c, expected);
+  zrt_memory_stats s = memoryStats();
+  EXPECT_EQ(s.peak[ZRT_ACTIVATIONS], uint64_t(batch * k * m + k * n) * 4);
+  EXPECT_EQ(s.current[ZRT_ACTIVATIONS], 0u);
+
+  std::vector<float> one(m * n, 0.0f), first(expected.begin(),
+                                             expected.begin() + m * n);
+  for (float &v : first)
+    v -= 1.0f; // beta 0 here
+  zrt_gemm_bf16_f32(1, 0, m, n, k, a.data(), lda, b.data(), ldb, 0.0f,
+                    one.data(), n);
+  EXPECT_EQ(one, first);
+  // Invalid leading dimensions are refused before anything is read.
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_gemm_bf16_f32(0, 0, 2, 3, 5, a.data(), 4, b.data(), 3, 0,
+                                c.data(), 3);
+            }),
+            "zrt_gemm_bf16_f32: lda = 4 is less than max(1, k) = 5: the rows "
+            "of A would overlap");
+}

@@ -563,6 +563,93 @@ struct Failure {
   throw Failure{message};
 }
 
+/// bf16 bits of `f`, rounded to nearest even (what arith.truncf does).
+uint16_t toBF16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float fromBF16(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// The bf16 collectives (runtime.h): gathers copy bits; a sum accumulates
+/// each element's N values in f32 in rank order and rounds once, so it is
+/// not what adding in bf16 step by step gives; the all-reduce equals the
+/// all-gather of the reduce-scatter; bytes sent are those of f32 halved.
+void checkBF16() {
+  const uint64_t salt = 77;
+  auto bf16Data = [&](int r, int64_t n) {
+    std::vector<uint16_t> v(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = toBF16(value<float>(r, i, salt));
+    return v;
+  };
+  for (int64_t c : {int64_t(1), int64_t(7), int64_t(4099)}) {
+    std::vector<uint16_t> mine = bf16Data(rank, c);
+    std::vector<uint16_t> expected(static_cast<std::size_t>(c));
+    for (int64_t i = 0; i < c; ++i) {
+      float acc = fromBF16(bf16Data(0, c)[i]);
+      for (int r = 1; r < worldSize; ++r)
+        acc += fromBF16(bf16Data(r, c)[i]);
+      expected[i] = toBF16(acc);
+    }
+    zrt_reset_comm_stats();
+    std::vector<uint16_t> sum(static_cast<std::size_t>(c), 0xffff);
+    zrt_all_reduce_sum_bf16(mine.data(), sum.data(), c);
+    CHECK(firstDifference(sum.data(), expected.data(), c) < 0,
+          "bf16 all-reduce of %lld differs from the f32-accumulated "
+          "reference at %lld",
+          (long long)c,
+          (long long)firstDifference(sum.data(), expected.data(), c));
+    // Reduce-scatter of N blocks of c, then all-gather: the all-reduce.
+    std::vector<uint16_t> blocks;
+    for (int r = 0; r < worldSize; ++r)
+      blocks.insert(blocks.end(), mine.begin(), mine.end());
+    std::vector<uint16_t> shard(static_cast<std::size_t>(c)),
+        gathered(static_cast<std::size_t>(c * worldSize));
+    zrt_reduce_scatter_sum_bf16(blocks.data(), shard.data(), c);
+    zrt_all_gather_bf16(shard.data(), gathered.data(), c);
+    for (int r = 0; r < worldSize; ++r)
+      CHECK(firstDifference(gathered.data() + r * c, expected.data(), c) < 0,
+            "bf16 all-gather(reduce-scatter) block %d differs", r);
+    zrt_comm_stats s = commStats();
+    uint64_t block = uint64_t(worldSize - 1) * uint64_t(c) * 2;
+    CHECK(s.bytes_sent[ZRT_REDUCE_SCATTER] == block &&
+              s.bytes_sent[ZRT_ALL_GATHER] == block,
+          "bf16 bytes sent %llu and %llu, expected %llu each",
+          (unsigned long long)s.bytes_sent[ZRT_REDUCE_SCATTER],
+          (unsigned long long)s.bytes_sent[ZRT_ALL_GATHER],
+          (unsigned long long)block);
+  }
+  // Rank 0 holds 1, every other rank 2^-9: adding in bf16 step by step
+  // never leaves 1 (each addend is below half the spacing 2^-7), the f32
+  // sum 1 + (N-1) 2^-9 rounds to 1 + 2^-7 from N = 4 on.
+  uint16_t x = toBF16(rank == 0 ? 1.0f : std::ldexp(1.0f, -9)), y = 0;
+  zrt_all_reduce_sum_bf16(&x, &y, 1);
+  float want = worldSize >= 4 ? 1.0f + std::ldexp(1.0f, -7) : 1.0f;
+  CHECK(fromBF16(y) == want, "bf16 sum %g, expected %g", fromBF16(y), want);
+  // Started forms complete to the same bits.
+  std::vector<uint16_t> mine = bf16Data(rank, 7), out(7), gathered(7 * worldSize);
+  zrt_wait(zrt_all_reduce_sum_start_bf16(mine.data(), out.data(), 7));
+  std::vector<uint16_t> blocking(7);
+  zrt_all_reduce_sum_bf16(mine.data(), blocking.data(), 7);
+  CHECK(firstDifference(out.data(), blocking.data(), 7) < 0,
+        "started bf16 all-reduce differs");
+  zrt_wait(zrt_all_gather_start_bf16(mine.data(), gathered.data(), 7));
+  for (int r = 0; r < worldSize; ++r)
+    CHECK(firstDifference(gathered.data() + r * 7, bf16Data(r, 7).data(), 7) <
+              0,
+          "started bf16 all-gather block %d differs", r);
+}
+
 int runChecks(int expectedSize) {
   CHECK(worldSize == expectedSize, "world of %d ranks, expected %d", worldSize,
         expectedSize);
@@ -579,6 +666,7 @@ int runChecks(int expectedSize) {
 
   checkType<float>();
   checkType<double>();
+  checkBF16();
   checkSimLink();
 
   zrt_comm_stats total = commStats();

@@ -104,3 +104,35 @@ func.func @left_alone(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf
   linalg.matmul ins(%ai, %ai : memref<4x4xi32>, memref<4x4xi32>) outs(%ci : memref<4x4xi32>)
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// Mixed precision: bf16 A and B accumulating into an f32 C (zero-gen
+// --dtype bf16's matmuls) become zrt_gemm_bf16_f32, A and B passed as bf16
+// pointers, beta and C in f32; the batched form likewise.
+// CHECK-LABEL: func.func @matmul_bf16_f32
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:         call @zrt_gemm_bf16_f32(%c0_i32, %c0_i32, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32, !llvm.ptr, i64) -> ()
+// CHECK:         call @zrt_gemm_batched_bf16_f32(
+// CHECK-NOT:     linalg.matmul
+// CHECK-NOT:     linalg.batch_matmul
+func.func @matmul_bf16_f32(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %c: memref<8x16xf32>,
+                           %x: memref<2x8x4xbf16>, %y: memref<2x4x16xbf16>, %z: memref<2x8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xbf16>, memref<4x16xbf16>) outs(%c : memref<8x16xf32>)
+  linalg.batch_matmul ins(%x, %y : memref<2x8x4xbf16>, memref<2x4x16xbf16>) outs(%z : memref<2x8x16xf32>)
+  return
+}
+
+// -----
+
+// A bf16 matmul into bf16 (accumulating in bf16) and one mixing bf16 with
+// f32 inputs have no runtime GEMM: they stay for the loop lowering.
+// CHECK-LABEL: func.func @matmul_bf16_kept
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT:     call @zrt_gemm
+func.func @matmul_bf16_kept(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %c: memref<8x16xbf16>,
+                            %f: memref<4x16xf32>, %d: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xbf16>, memref<4x16xbf16>) outs(%c : memref<8x16xbf16>)
+  linalg.matmul ins(%a, %f : memref<8x4xbf16>, memref<4x16xf32>) outs(%d : memref<8x16xf32>)
+  return
+}

@@ -1,5 +1,5 @@
-// RUN: zero-opt %s --zero-remat="memory-budget=20000" -verify-diagnostics -o /dev/null
-// RUN: not zero-opt %s --zero-remat="memory-budget=10000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ARGS
+// RUN: zero-opt %s --zero-remat="memory-budget=15904" -verify-diagnostics -o /dev/null
+// RUN: not zero-opt %s --zero-remat="memory-budget=8000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ARGS
 // RUN: not zero-opt %s --zero-remat="memory-budget=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not zero-opt %s --zero-remat="memory-budget=1 predict-pipeline=no-such-pass" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPELINE
 // RUN: not zero-opt %s --zero-remat="memory-budget=100000 predict-pipeline=zero-partition{stage=5}" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PREDICT
@@ -8,9 +8,9 @@
 // The step of remat.mlir: 20548 bytes where the backward pass allocates %dh is
 // its floor (what is live there is read there), so a budget under it is
 // one error located at that op, saying by how much; a budget under what
-// the driver passes in (12292 bytes) is refused at once.
+// the driver passes in (8196 bytes) is refused at once.
 
-// ARGS: error: zero-remat: the buffers a driver passes to the partitioned step (model states, batch) take 12292 bytes per rank, and memory-budget=10000 leaves nothing for the step itself (raise the budget, or use a higher ZeRO stage)
+// ARGS: error: zero-remat: the buffers a driver passes to the partitioned step (model states, batch) take 8196 bytes per rank, and memory-budget=8000 leaves nothing for the step itself (raise the budget, or use a higher ZeRO stage)
 // NEGATIVE: error: zero-remat: memory-budget must be >= 0 bytes (0: recompute nothing), got -1
 // PIPELINE: error: zero-remat: predict-pipeline 'no-such-pass' does not parse: {{.*}}no-such-pass
 // PREDICT: error: zero-partition: stage must be 0, 1, 2 or 3, got 5
@@ -53,7 +53,7 @@ func.func @forward_backward(%w: tensor<32x32xf32> {zero.param = "w"},
     linalg.yield %sum : f32
   } -> tensor<f32>
   // Backward: dh = 2 a (1 - a^2) (reads a and s), dw = x^T dh.
-  // expected-error@+1 {{zero-remat: @forward_backward needs 20548 bytes per rank at its peak here even recomputing every forward value live across it that can be recomputed, 548 bytes over memory-budget=20000 (raise the budget, or use a higher ZeRO stage or a smaller batch)}}
+  // expected-error@+1 {{zero-remat: @forward_backward needs 16452 bytes per rank at its peak here even recomputing every forward value live across it that can be recomputed, 548 bytes over memory-budget=15904 (raise the budget, or use a higher ZeRO stage or a smaller batch)}}
   %e4 = tensor.empty() : tensor<32x32xf32>
   %dh = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%a, %s : tensor<32x32xf32>, tensor<32x32xf32>) outs(%e4 : tensor<32x32xf32>) {
