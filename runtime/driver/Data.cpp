@@ -4,6 +4,8 @@
 
 #include "Files.h"
 
+#include "BFloat16.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -39,14 +41,6 @@ constexpr const char *kCorpus =
 /// runaway inputs, far above any data set a CPU run trains on).
 constexpr size_t kMaxTokenFileBytes = size_t(64) << 30;
 
-uint16_t toBF16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if (std::isnan(f))
-    return static_cast<uint16_t>((bits >> 16) | 0x40);
-  uint32_t rounding = 0x7FFF + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
-}
 } // namespace
 
 uint64_t Rng::next() {
@@ -99,7 +93,7 @@ void zero::driver::storeElement(DType type, double value, void *out) {
     std::memcpy(out, &value, 8);
     return;
   case DType::BF16: {
-    uint16_t h = toBF16(static_cast<float>(value));
+    uint16_t h = zero::runtime::floatToBF16(static_cast<float>(value));
     std::memcpy(out, &h, 2);
     return;
   }
@@ -142,10 +136,7 @@ double zero::driver::loadElement(DType type, const void *in) {
   if (type == DType::BF16) {
     uint16_t h;
     std::memcpy(&h, in, 2);
-    uint32_t bits = static_cast<uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
+    return zero::runtime::bf16ToFloat(h);
   }
   float f;
   std::memcpy(&f, in, 4);

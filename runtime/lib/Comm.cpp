@@ -31,6 +31,8 @@
 
 #include "Comm.h"
 
+#include "BFloat16.h"
+
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
@@ -383,22 +385,8 @@ struct BF16 {
   uint16_t bits = 0;
 };
 
-float toFloat(BF16 x) {
-  uint32_t u = uint32_t(x.bits) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-/// Round to nearest even, as arith.truncf does; a NaN stays a (quiet) NaN.
-BF16 toBF16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return BF16{static_cast<uint16_t>((u >> 16) | 0x40u)};
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return BF16{static_cast<uint16_t>(u >> 16)};
-}
+float toFloat(BF16 x) { return bf16ToFloat(x.bits); }
+BF16 toBF16(float f) { return BF16{floatToBF16(f)}; }
 
 template <typename T> MPI_Datatype mpiType();
 template <> MPI_Datatype mpiType<float>() { return MPI_FLOAT; }

@@ -27,6 +27,7 @@
 
 #include "zero/runtime.h"
 
+#include "BFloat16.h"
 #include "Backend.h"
 #include "Comm.h"
 #include "CommQueue.h"
@@ -785,10 +786,8 @@ void gemmBF16(GemmCall g, bool batched) {
       for (int64_t r = 0; r < rows; ++r) {
         const uint16_t *row = src + i * stride + r * ld;
         float *out = dst + (i * rows + r) * cols;
-        for (int64_t c = 0; c < cols; ++c) {
-          uint32_t bits = uint32_t(row[c]) << 16;
-          std::memcpy(&out[c], &bits, sizeof(float));
-        }
+        for (int64_t c = 0; c < cols; ++c)
+          out[c] = bf16ToFloat(row[c]);
       }
     ld = cols;
     if (stride != 0)
