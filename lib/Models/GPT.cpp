@@ -8,6 +8,14 @@
 // Activations are kept 2-D as (B*T) x C so that every projection is one
 // linalg.matmul; attention works on (B*H) x T x D with linalg.batch_matmul.
 //
+// Mixed precision (bf16): the residual stream x and its gradient stay in the
+// compute type (f32), as under torch.autocast: each block's branch output is
+// added to it unrounded (the projection's f32 accumulator), LayerNorm reads
+// it in f32, and the gradient is rounded to bf16 only where it enters a
+// matmul. Everything else (LayerNorm outputs, q/k/v, scores, probabilities,
+// MLP activations, logits) is stored in bf16. For an f32 model the compute
+// type is f32 and none of this changes the IR.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ModelBuilder.h"
@@ -126,15 +134,17 @@ private:
 // Embeddings
 //===----------------------------------------------------------------------===//
 
-/// x[b,t,:] = wte[tokens[b,t], :] + wpe[t, :], returned as N x C. The gather
-/// is a tensor.extract of wte inside the generic's body.
+/// x[b,t,:] = wte[tokens[b,t], :] + wpe[t, :], returned as N x C in the
+/// compute type (the residual stream). The gather is a tensor.extract of wte
+/// inside the generic's body.
 Value GPTBuilder::embed(Value tokens, Value wte, Value wpe) {
   Value x = tb.elementwise(
       {B, T, C}, {tokens, wpe}, {dims(3, {0, 1}), dims(3, {1, 2})},
       [&](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
         Value row = s.toIndex(a[0]);
         return {s.add(s.extract(wte, {row, s.index(2)}), a[1])};
-      });
+      },
+      tb.getComputeType());
   return tb.collapse(x, {{0, 1}, {2}});
 }
 
@@ -148,7 +158,9 @@ Value GPTBuilder::scatterAddRows(Value table, Value ids, Value rows) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value count = arith::ConstantIndexOp::create(b, loc, N);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  FloatType elt = tb.getElementType();
+  // The table's type: the LM head's f32 gradient for a bf16 model.
+  auto elt = cast<FloatType>(
+      cast<RankedTensorType>(table.getType()).getElementType());
   auto loop = scf::ForOp::create(
       b, loc, zero, count, one, ValueRange{table},
       [&](OpBuilder &nb, Location nloc, Value n, ValueRange iter) {
@@ -183,11 +195,12 @@ LayerNormCache GPTBuilder::layerNorm(Value x, Value w, Value b) {
         return {s.mul(a[0], invC)};
       },
       stats);
-  Value xc =
-      tb.elementwise({N, C}, {x, mean}, {id(2), dims(2, {0})},
-                     [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
-                       return {s.sub(a[0], a[1])};
-                     });
+  Value xc = tb.elementwise(
+      {N, C}, {x, mean}, {id(2), dims(2, {0})},
+      [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
+        return {s.sub(a[0], a[1])};
+      },
+      stats);
   Value sumSq =
       tb.reduce({N, C}, {xc}, {id(2)}, /*keptDims=*/{0}, 0.0,
                 [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
@@ -217,7 +230,7 @@ LayerNormCache GPTBuilder::layerNorm(Value x, Value w, Value b) {
 ///   dw = sum_n dy * xhat;   db = sum_n dy
 ///   dx = rstd * (g - sum_c(g) / C - xhat * sum_c(g * xhat) / C)
 /// (the mean and the variance both depend on x; the two row sums are their
-/// contributions).
+/// contributions). dx is in the compute type (the residual stream's).
 LayerNormGrads
 GPTBuilder::layerNormBackward(Value dy, const LayerNormCache &cache, Value w) {
   double invC = 1.0 / static_cast<double>(C);
@@ -248,7 +261,8 @@ GPTBuilder::layerNormBackward(Value dy, const LayerNormCache &cache, Value w) {
                        Value projected =
                            s.sub(centered, s.mul(a[1], s.mul(a[3], invC)));
                        return {s.mul(a[4], projected)};
-                     });
+                     },
+                     tb.getComputeType());
   return g;
 }
 
@@ -456,13 +470,14 @@ Value GPTBuilder::blockForward(Value x, ValueRange p, BlockCache &cache) {
   cache.k = k;
   cache.v = v;
   cache.attnMerged = mergeHeads(attention(q, k, v, cache.probs));
-  x = tb.add(x,
-             tb.linear(cache.attnMerged, p[kAttnProjWeight], p[kAttnProjBias]));
+  x = tb.add(x, tb.linear(cache.attnMerged, p[kAttnProjWeight],
+                          p[kAttnProjBias], /*keepAccumulator=*/true));
 
   cache.ln2 = layerNorm(x, p[kLn2Weight], p[kLn2Bias]);
   cache.fcPre = tb.linear(cache.ln2.y, p[kFcWeight], p[kFcBias]);
   cache.fcAct = gelu(cache.fcPre);
-  return tb.add(x, tb.linear(cache.fcAct, p[kMlpProjWeight], p[kMlpProjBias]));
+  return tb.add(x, tb.linear(cache.fcAct, p[kMlpProjWeight], p[kMlpProjBias],
+                             /*keepAccumulator=*/true));
 }
 
 /// Both residual branches pass the incoming gradient through unchanged and
@@ -522,7 +537,9 @@ LossAndGrads GPTBuilder::build(ValueRange params, ValueRange batch) {
   SmallVector<Value> grads(params.size());
   // logits = xf @ wte^T: dxf = dlogits @ wte, dwte = dlogits^T @ xf.
   Value dxf = tb.matmul(ce.dlogits, wte);
-  Value dwte = tb.matmul(ce.dlogits, lnf.y, /*transA=*/true);
+  // In the compute type: the embedding's rows are added into it below.
+  Value dwte = tb.matmul(ce.dlogits, lnf.y, /*transA=*/true, /*transB=*/false,
+                         /*acc=*/{}, /*keepAccumulator=*/true);
   LayerNormGrads gf = layerNormBackward(dxf, lnf, params[lnF]);
   grads[lnF] = gf.dw;
   grads[lnF + 1] = gf.db;

@@ -221,7 +221,7 @@ Value TensorBuilder::reduceToScalar(ArrayRef<int64_t> shape, ValueRange ins,
 
 Value TensorBuilder::add(Value x, Value y, Value dest) {
   if (!dest)
-    dest = empty(shapeOf(x));
+    dest = empty(shapeOf(x), elementTypeOf(x));
   return linalg::AddOp::create(b, loc, ValueRange{x, y}, ValueRange{dest})
       ->getResult(0);
 }
@@ -284,17 +284,18 @@ Value TensorBuilder::broadcast(Value x, ArrayRef<int64_t> shape,
 }
 
 Value TensorBuilder::matmul(Value a, Value bm, bool transA, bool transB,
-                            Value acc) {
+                            Value acc, bool keepAccumulator) {
   if (transA)
     a = transpose(a, {1, 0});
   if (transB)
     bm = transpose(bm, {1, 0});
   SmallVector<int64_t> shape = {shapeOf(a)[0], shapeOf(bm)[1]};
   Value init = acc ? convert(acc, compute) : filled(shape, 0.0, compute);
-  return narrowed(
+  Value result =
       linalg::MatmulOp::create(b, loc, TypeRange{tensorType(shape, compute)},
                                ValueRange{a, bm}, ValueRange{init})
-          ->getResult(0));
+          ->getResult(0);
+  return keepAccumulator ? result : narrowed(result);
 }
 
 Value TensorBuilder::batchMatmul(Value a, Value bm, bool transA, bool transB) {
@@ -310,7 +311,8 @@ Value TensorBuilder::batchMatmul(Value a, Value bm, bool transA, bool transB) {
                       ->getResult(0));
 }
 
-Value TensorBuilder::linear(Value x, Value w, Value bias) {
+Value TensorBuilder::linear(Value x, Value w, Value bias,
+                            bool keepAccumulator) {
   SmallVector<int64_t> shape = {shapeOf(x)[0], shapeOf(w)[1]};
   // The accumulator in the compute type: a broadcast, or with a narrower
   // bias one elementwise op that broadcasts and extends it.
@@ -323,7 +325,8 @@ Value TensorBuilder::linear(Value x, Value w, Value bias) {
                   return {a[0]};
                 },
                 compute);
-  return matmul(x, w, /*transA=*/false, /*transB=*/false, acc);
+  return matmul(x, w, /*transA=*/false, /*transB=*/false, acc,
+                keepAccumulator);
 }
 
 TensorBuilder::LinearGrads
@@ -332,11 +335,14 @@ TensorBuilder::linearBackward(Value x, Value w, Value dy, bool needDx) {
   //   dw[i,o] = sum_n x[n,i] dy[n,o]   = (x^T @ dy)[i,o]
   //   dbias[o] = sum_n dy[n,o]
   //   dx[n,i] = sum_o dy[n,o] w[i,o]   = (dy @ w^T)[n,i]
+  // A dy wider than the model's type (the f32 residual stream's gradient)
+  // is rounded for the two matmuls, as autocast does; dbias sums it unrounded.
+  Value dyOperand = convert(dy, elt);
   LinearGrads g;
-  g.dw = matmul(x, dy, /*transA=*/true);
+  g.dw = matmul(x, dyOperand, /*transA=*/true);
   g.dbias = sum(dy, {0});
   if (needDx)
-    g.dx = matmul(dy, w, /*transA=*/false, /*transB=*/true);
+    g.dx = matmul(dyOperand, w, /*transA=*/false, /*transB=*/true);
   return g;
 }
 

@@ -152,7 +152,8 @@ public:
   // --- Named linalg ops ---
   /// linalg.add of two same-shaped tensors into `dest` (a fresh tensor by
   /// default; pass one of the inputs to let bufferization update it in
-  /// place).
+  /// place). The result has the operands' element type (f32 for a bf16
+  /// model's residual stream).
   Value add(Value x, Value y, Value dest = {});
   /// linalg.reduce with addf over `dims` of `x`; for `x` narrower than the
   /// compute type, a reduce() with an accumulator in the compute type.
@@ -167,9 +168,10 @@ public:
   /// contraction is a plain row-major matmul (one pattern for the later GEMM
   /// lowering). The accumulator starts at `acc` when given, else at zero. It
   /// is in the compute type; with narrower operands the result is rounded to
-  /// the model's type afterwards.
+  /// the model's type afterwards, unless `keepAccumulator` (then the result
+  /// stays in the compute type).
   Value matmul(Value a, Value bm, bool transA = false, bool transB = false,
-               Value acc = {});
+               Value acc = {}, bool keepAccumulator = false);
   /// 3-D linalg.batch_matmul, same conventions as matmul().
   Value batchMatmul(Value a, Value bm, bool transA = false,
                     bool transB = false);
@@ -177,12 +179,15 @@ public:
   // --- Layers shared by the models ---
   /// y = x @ w + bias for x: N x I, w: I x O, bias: O. The bias is broadcast
   /// into the matmul's accumulator (addmm), so there is no separate pass.
-  Value linear(Value x, Value w, Value bias);
+  /// `keepAccumulator` as for matmul().
+  Value linear(Value x, Value w, Value bias, bool keepAccumulator = false);
   struct LinearGrads {
     Value dx, dw, dbias;
   };
   /// Backward of linear(): dw = x^T @ dy, dbias = sum_rows(dy),
-  /// dx = dy @ w^T (only when `needDx`).
+  /// dx = dy @ w^T (only when `needDx`). A `dy` in the compute type of a
+  /// bf16 model is rounded to bf16 for the two matmuls; dbias sums it as
+  /// it is.
   LinearGrads linearBackward(Value x, Value w, Value dy, bool needDx);
 
   // --- Reshapes and slices ---

@@ -4,18 +4,21 @@
 // RUN:   | FileCheck %s --check-prefix=MLP
 
 // Mixed precision (--dtype bf16): parameters, gradients and activations in
-// bf16, the loss in f32; every op computes in f32 and rounds its result to
-// bf16 once.
+// bf16, the loss and the residual stream in f32; every op computes in f32
+// and rounds its result to bf16 once.
 // CHECK-LABEL: func.func @forward_backward(
 // CHECK-SAME:    %arg0: tensor<8x4xbf16> {{.*}}zero.param = "wte"}
 // CHECK-SAME:    -> (tensor<f32> {zero.loss}, tensor<8x4xbf16> {zero.grad = "wte"}
 
-// LayerNorm's row statistics accumulate in f32 and stay f32.
-// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8xf32>)
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<8x4xbf16>) outs(%{{.*}} : tensor<8xf32>)
-// CHECK:         ^bb0(%[[IN:.*]]: bf16, %[[ACC:.*]]: f32):
-// CHECK-NEXT:      %[[X:.*]] = arith.extf %[[IN]] : bf16 to f32
-// CHECK-NEXT:      arith.addf %[[ACC]], %[[X]] : f32
+// The embedding starts the residual stream in f32.
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4xi32>, tensor<4x4xbf16>) outs(%{{.*}} : tensor<2x4x4xf32>)
+// CHECK:         %[[X:.*]] = tensor.collapse_shape {{.*}} into tensor<8x4xf32>
+
+// LayerNorm reads it in f32: row statistics and the centered rows in f32,
+// the output (a matmul operand) rounded to bf16.
+// CHECK:         linalg.reduce ins(%[[X]] : tensor<8x4xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK:         %[[XC:.*]] = linalg.generic {{.*}} ins(%[[X]], %{{.*}} : tensor<8x4xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[XC]], %{{.*}} : tensor<8x4xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8x4xbf16>)
 
 // Matmuls take bf16 operands, accumulate into f32 and round the product.
 // CHECK:         %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xbf16>, tensor<4x12xbf16>) outs(%{{.*}} : tensor<8x12xf32>) -> tensor<8x12xf32>
@@ -23,6 +26,11 @@
 // CHECK-NEXT:    ^bb0(%[[P:.*]]: f32, %{{.*}}: bf16):
 // CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[P]] : f32 to bf16
 // CHECK-NEXT:      linalg.yield %[[R]] : bf16
+
+// A branch's output projection is added to the residual stream unrounded.
+// CHECK:         %[[PROJ:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xbf16>, tensor<4x4xbf16>) outs(%{{.*}} : tensor<8x4xf32>) -> tensor<8x4xf32>
+// CHECK-NEXT:    %[[E:.*]] = tensor.empty() : tensor<8x4xf32>
+// CHECK-NEXT:    linalg.add ins(%[[X]], %[[PROJ]] : tensor<8x4xf32>, tensor<8x4xf32>) outs(%[[E]] : tensor<8x4xf32>)
 
 // AdamW holds an f32 master copy of each parameter next to f32 moments; f32
 // hyper-parameters. The update runs on the master; the parameter is its
