@@ -58,6 +58,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_gpt import (Rng, build_gpt, global_batch, load_params,  # noqa: E402
+                       mix_seed, module_params, write_tokens)
+
 PROG = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else 'vs_pytorch.py'
 
 MODELS = {
@@ -97,47 +101,7 @@ def run(cmd, what):
     return p.stdout
 
 
-# --- zero-run's batch sampling (runtime/driver/Data.cpp) ---------------------
-
-MASK = (1 << 64) - 1
-
-
-class Rng:
-    """splitmix64, as zero::driver::Rng."""
-
-    def __init__(self, seed):
-        self.state = seed & MASK
-
-    def next(self):
-        self.state = (self.state + 0x9e3779b97f4a7c15) & MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & MASK
-        return z ^ (z >> 31)
-
-    def below(self, bound):
-        limit = MASK - MASK % bound
-        while True:
-            x = self.next()
-            if x < limit:
-                return x % bound
-
-
-def mix_seed(seed, salt):
-    return Rng(seed ^ ((salt * 0xd1342543de82ef95 + 0x2545f4914f6cdd1d) & MASK)).next()
-
-
-def first_batch(tokens, seed, batch, seq):
-    """BatchSource::fill(0) on one rank: tokens and targets, batch*seq each."""
-    rng = Rng(mix_seed(seed ^ 0x6261746368, 0))
-    windows = len(tokens) - seq
-    x, y = [], []
-    for _ in range(batch):
-        off = rng.below(windows)
-        x += tokens[off:off + seq]
-        y += tokens[off + 1:off + seq + 1]
-    return x, y
-
+# --- data ----------------------------------------------------------------------
 
 def make_tokens(vocab, seed, count=1 << 16):
     """A deterministic token stream below vocab (a uint16 --data file)."""
@@ -146,21 +110,9 @@ def make_tokens(vocab, seed, count=1 << 16):
     return [rng.below(bound) for _ in range(count)]
 
 
-# --- the module's parameters -------------------------------------------------
-
-PARAM_RE = re.compile(r'tensor<([0-9x]+)x(f32|f64)>\s*\{(?:[^{}]|\{[^{}]*\})*?'
-                      r'zero\.param = "([^"]+)"')
-
-
-def module_params(path):
-    """(name, shape) of forward_backward's parameters, in signature order."""
-    with open(path) as f:
-        for line in f:
-            if 'func.func @forward_backward(' in line:
-                sig = line.split(') -> (')[0]
-                return [(m.group(3), [int(d) for d in m.group(1).split('x')])
-                        for m in PARAM_RE.finditer(sig)]
-    fail(f"no forward_backward function in {path}")
+def first_batch(tokens, seed, batch, seq):
+    """BatchSource::fill(0) on one rank: tokens and targets, batch*seq each."""
+    return global_batch(tokens, seed, 0, batch, seq)
 
 
 # --- PyTorch side (runs in the venv's interpreter) ---------------------------
@@ -169,94 +121,12 @@ def torch_worker(spec_path):
     """Trains the PyTorch peer as the spec says; prints one result line."""
     spec = json.load(open(spec_path))
     import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
 
     torch.set_num_threads(spec['threads'])
     c = spec['config']
-    B, T, C, H, L, V = (c['batch'], c['seq'], c['d_model'], c['heads'],
-                        c['layers'], c['vocab'])
-
-    def param(*shape):
-        return nn.Parameter(torch.empty(*shape))
-
-    class Linear(nn.Module):  # weight in x out, y = x @ W + b (zero-gen's layout)
-        def __init__(self, i, o):
-            super().__init__()
-            self.weight, self.bias = param(i, o), param(o)
-
-        def forward(self, x):
-            return torch.addmm(self.bias, x, self.weight)
-
-    class LayerNorm(nn.Module):
-        def __init__(self, n):
-            super().__init__()
-            self.weight, self.bias = param(n), param(n)
-
-        def forward(self, x):
-            return F.layer_norm(x, (C,), self.weight, self.bias, 1e-5)
-
-    class Attention(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c_attn, self.c_proj = Linear(C, 3 * C), Linear(C, C)
-
-        def forward(self, x):  # x: (B*T) x C
-            qkv = self.c_attn(x).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
-            y = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True)
-            return self.c_proj(y.transpose(1, 2).reshape(B * T, C))
-
-    class MLP(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c_fc, self.c_proj = Linear(C, 4 * C), Linear(4 * C, C)
-
-        def forward(self, x):
-            return self.c_proj(F.gelu(self.c_fc(x), approximate='tanh'))
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln_1, self.attn = LayerNorm(C), Attention()
-            self.ln_2, self.mlp = LayerNorm(C), MLP()
-
-        def forward(self, x):
-            x = x + self.attn(self.ln_1(x))
-            return x + self.mlp(self.ln_2(x))
-
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.wte, self.wpe = param(V, C), param(T, C)
-            self.h = nn.ModuleList(Block() for _ in range(L))
-            self.ln_f = LayerNorm(C)
-
-        def forward(self, tokens, targets):
-            x = (self.wte[tokens] + self.wpe).view(B * T, C)
-            for block in self.h:
-                x = block(x)
-            logits = self.ln_f(x) @ self.wte.t()  # tied LM head
-            return F.cross_entropy(logits, targets.view(-1))
-
-    model = GPT()
-    # zero-gen's names h{i}.x are h.{i}.x here.
-    ours = dict(model.named_parameters())
-    flat = torch.frombuffer(bytearray(open(spec['params_file'], 'rb').read()),
-                            dtype=torch.float32)
-    offset = 0
-    for name, shape in spec['params']:
-        tname = re.sub(r'^h(\d+)\.', r'h.\1.', name)
-        p = ours.pop(tname, None)
-        if p is None or list(p.shape) != shape:
-            raise SystemExit(f"parameter {name} {shape} has no match in the PyTorch "
-                             f"model ({None if p is None else list(p.shape)})")
-        n = p.numel()
-        with torch.no_grad():
-            p.copy_(flat[offset:offset + n].view(shape))
-        offset += n
-    if ours or offset != flat.numel():
-        raise SystemExit(f"parameter mismatch: PyTorch has {sorted(ours)} left, "
-                         f"{flat.numel() - offset} dumped values left")
+    B, T = c['batch'], c['seq']
+    model = build_gpt(c)
+    load_params(model, spec['params'], spec['params_file'])
 
     tokens = torch.tensor(spec['tokens'], dtype=torch.long).view(B, T)
     targets = torch.tensor(spec['targets'], dtype=torch.long).view(B, T)
@@ -431,6 +301,8 @@ def bench(args):
             module = os.path.join(tmp, f'{name}.mlir')
             run([gen, 'gpt', *flags, '-o', module], 'zero-gen')
             params = module_params(module)
+            if params is None:
+                fail(f"no forward_backward function in {module}")
             if len(params) != config['param_tensors']:
                 fail(f"read {len(params)} parameters off {module}, zero-gen says "
                      f"{config['param_tensors']}")
@@ -439,8 +311,7 @@ def bench(args):
             B, T = config['batch'], config['seq']
             tokens = make_tokens(config['vocab'], args.seed, max(1 << 16, T + 1))
             data = os.path.join(tmp, f'{name}.bin')
-            with open(data, 'wb') as f:
-                f.write(b''.join(t.to_bytes(2, 'little') for t in tokens))
+            write_tokens(data, tokens)
             bx, by = first_batch(tokens, args.seed, B, T)
             common = ['--seed', str(args.seed), '--data', data, '--fixed-batch',
                       '--cache-dir', cache, '--progress', 'none', *hyper_flags]
