@@ -8,8 +8,9 @@ of the partitioned step without recomputation, with per-block checkpointing
 (zero-remat policy=blocks) and with zero-remat's budget choice at the
 baseline's peak and at lower budgets, each with the FLOPs it adds (FlopCount
 rule, the share of forward_backward's). With --measure, the first model
-also trains on --ranks ranks: measured peaks (zero-run --stats-json) and
-median step times, parameters compared bit for bit.
+also trains on --ranks ranks without recomputation, per block and at every
+budget that fits: measured peaks (zero-run --stats-json) and median step
+times, parameters compared bit for bit.
 
   python3 bench/remat.py                       # gpt d256 L4 and GPT-2 124M
   python3 bench/remat.py --models d256 --measure
@@ -137,7 +138,7 @@ def main():
             for f in args.fractions.split(','):
                 budgets.append((f'budget: {float(f):.0%} of activations',
                                 int(peak0 - (1 - float(f)) * act0)))
-            chosen = None
+            fitted = []
             for label, budget in budgets:
                 out = os.path.join(tmp, f'{name}-{budget}.mlir')
                 text, flops, _ = remat(args, module, f'memory-budget={budget}', out)
@@ -148,19 +149,16 @@ def main():
                 ratio = f"{flops / bflops:.3f}x" if bflops else ''
                 print(f"| {label} ({mib(budget)} MiB) | {mib(peak)} | {mib(act)} | "
                       f"{flops / total:.1%} | {ratio} |")
-                if chosen is None:
-                    chosen = out
+                fitted.append((label, out))
             if args.measure and i == 0:
                 print(f"\nmeasured on {args.ranks} ranks, {args.steps} steps (median step):")
                 print("| recomputation | peak total MiB | activations MiB | step ms | x none |")
                 print("|---|---|---|---|---|")
                 base = None
                 ref = None
-                for label, m in (('none', module), ('per-block', blocks),
-                                 ('budget = baseline peak', chosen)):
-                    if m is None:
-                        continue
-                    p, t, params = measure(args, m, tmp, label.split()[0])
+                runs = [('none', module), ('per-block', blocks)] + fitted
+                for k, (label, m) in enumerate(runs):
+                    p, t, params = measure(args, m, tmp, f'run{k}')
                     base = base or t
                     if ref is None:
                         ref = params
@@ -168,7 +166,7 @@ def main():
                         fail(f"{label}: parameters differ from the run without recomputation")
                     print(f"| {label} | {mib(p['total'])} | {mib(p['activations'])} | "
                           f"{t * 1e3:.1f} | {t / base:.2f} |")
-                print("parameters bit-identical across the three runs")
+                print(f"parameters bit-identical across the {len(runs)} runs")
                 args.world_size = saved
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
