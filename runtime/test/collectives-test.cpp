@@ -29,6 +29,9 @@
 
 #include "zero/runtime.h"
 
+// The runtime's bf16 conversions (header-only, runtime/lib).
+#include "BFloat16.h"
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -563,23 +566,6 @@ struct Failure {
   throw Failure{message};
 }
 
-/// bf16 bits of `f`, rounded to nearest even (what arith.truncf does).
-uint16_t toBF16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
-
-float fromBF16(uint16_t h) {
-  uint32_t u = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 /// The bf16 collectives (runtime.h): gathers copy bits; a sum accumulates
 /// each element's N values in f32 in rank order and rounds once, so it is
 /// not what adding in bf16 step by step gives; the all-reduce equals the
@@ -589,17 +575,17 @@ void checkBF16() {
   auto bf16Data = [&](int r, int64_t n) {
     std::vector<uint16_t> v(static_cast<std::size_t>(n));
     for (int64_t i = 0; i < n; ++i)
-      v[i] = toBF16(value<float>(r, i, salt));
+      v[i] = zero::runtime::floatToBF16(value<float>(r, i, salt));
     return v;
   };
   for (int64_t c : {int64_t(1), int64_t(7), int64_t(4099)}) {
     std::vector<uint16_t> mine = bf16Data(rank, c);
     std::vector<uint16_t> expected(static_cast<std::size_t>(c));
     for (int64_t i = 0; i < c; ++i) {
-      float acc = fromBF16(bf16Data(0, c)[i]);
+      float acc = zero::runtime::bf16ToFloat(bf16Data(0, c)[i]);
       for (int r = 1; r < worldSize; ++r)
-        acc += fromBF16(bf16Data(r, c)[i]);
-      expected[i] = toBF16(acc);
+        acc += zero::runtime::bf16ToFloat(bf16Data(r, c)[i]);
+      expected[i] = zero::runtime::floatToBF16(acc);
     }
     zrt_reset_comm_stats();
     std::vector<uint16_t> sum(static_cast<std::size_t>(c), 0xffff);
@@ -632,10 +618,10 @@ void checkBF16() {
   // Rank 0 holds 1, every other rank 2^-9: adding in bf16 step by step
   // never leaves 1 (each addend is below half the spacing 2^-7), the f32
   // sum 1 + (N-1) 2^-9 rounds to 1 + 2^-7 from N = 4 on.
-  uint16_t x = toBF16(rank == 0 ? 1.0f : std::ldexp(1.0f, -9)), y = 0;
+  uint16_t x = zero::runtime::floatToBF16(rank == 0 ? 1.0f : std::ldexp(1.0f, -9)), y = 0;
   zrt_all_reduce_sum_bf16(&x, &y, 1);
   float want = worldSize >= 4 ? 1.0f + std::ldexp(1.0f, -7) : 1.0f;
-  CHECK(fromBF16(y) == want, "bf16 sum %g, expected %g", fromBF16(y), want);
+  CHECK(zero::runtime::bf16ToFloat(y) == want, "bf16 sum %g, expected %g", zero::runtime::bf16ToFloat(y), want);
   // Started forms complete to the same bits.
   std::vector<uint16_t> mine = bf16Data(rank, 7), out(7), gathered(7 * worldSize);
   zrt_wait(zrt_all_reduce_sum_start_bf16(mine.data(), out.data(), 7));
