@@ -30,3 +30,16 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # zero-run's cache of compiled steps: one per build tree, never the user's.
 config.environment["ZERO_CACHE_DIR"] = os.path.join(config.zero_obj_root,
                                                     "zero-cache")
+
+# ptxas (the CUDA toolkit), which target=cuda's default gpu-format=fatbin
+# needs; gpu-format=isa (PTX text) needs only LLVM's NVPTX backend. The
+# toolkit is looked up as zero-lower does.
+import shutil
+for toolkit in [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                "/usr/local/cuda"]:
+    if toolkit and os.path.exists(os.path.join(toolkit, "bin", "ptxas")):
+        config.available_features.add("ptxas")
+        break
+else:
+    if shutil.which("ptxas"):
+        config.available_features.add("ptxas")

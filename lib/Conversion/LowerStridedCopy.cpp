@@ -42,7 +42,7 @@ struct ZeroLowerStridedCopyPass
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) {
-      if (!isContiguous(copy.getSource().getType()) ||
+      if (contiguous || !isContiguous(copy.getSource().getType()) ||
           !isContiguous(copy.getTarget().getType()))
         copies.push_back(copy);
     });

@@ -15,6 +15,8 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -23,11 +25,16 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -71,24 +78,68 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   pm.addPass(createZeroShardToRuntimePass());
 }
 
+/// The CUDA toolkit gpu-module-to-binary takes ptxas and fatbinary from:
+/// the option, else $CUDA_HOME, $CUDA_PATH or /usr/local/cuda where it
+/// exists, else none (upstream then searches PATH).
+static std::string cudaToolkit(const std::string &option) {
+  if (!option.empty())
+    return option;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var); dir && *dir)
+      return dir;
+  if (llvm::sys::fs::is_directory("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  return "";
+}
+
 void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
                                     const LowerCPUOptions &opts) {
+  const bool cuda = opts.target == Target::CUDA;
   pm.addPass(createZeroAllocCategoriesPass());
   if (opts.gemmToRuntime)
     pm.addPass(createZeroLinalgToRuntimePass());
-  pm.addPass(createZeroLowerStridedCopyPass());
+  // On the GPU a contiguous copy is a kernel too: the host's memcpy cannot
+  // reach device buffers.
+  ZeroLowerStridedCopyPassOptions copies;
+  copies.contiguous = cuda;
+  pm.addPass(createZeroLowerStridedCopyPass(copies));
   // scf.parallel where linalg's iterators are parallel, scf.for for
   // reductions.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // Many small functions: compile time linear in the number of loops.
   pm.addPass(createZeroOutlineLoopNestsPass());
-  if (opts.parallelLoops)
+  if (cuda) {
+    // Each distinct loop nest one kernel, in one gpu.module, launched on
+    // the runtime's compute stream.
+    ZeroGpuKernelsPassOptions kernels;
+    kernels.blockSize = opts.gpuBlockSize;
+    pm.addPass(createZeroGpuKernelsPass(kernels));
+    pm.addPass(createGpuKernelOutliningPass());
+    pm.addPass(createZeroGpuLaunchStreamsPass());
+  } else if (opts.parallelLoops) {
     pm.addPass(createZeroParallelLoopFunctionsPass());
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (cuda) {
+    // The kernels to NVVM before the host's conversions run over the
+    // module (upstream's gpu-lower-to-nvvm-pipeline does the same, with a
+    // host lowering of its own that ours replaces).
+    GpuNVVMAttachTargetOptions target;
+    target.chip = opts.gpuChip;
+    target.features = opts.gpuFeatures;
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+    ConvertGpuOpsToNVVMOpsOptions nvvm;
+    nvvm.indexBitwidth = 64;
+    pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+    pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+    pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+    pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  }
   // f32 tanh, exp, log, ... as polynomials that vectorize with the loops
   // around them; then intrinsics where LLVM has them (sqrt, pow, ...), libm
   // for the rest (f64, or everything with approximate-math=false).
@@ -116,9 +167,17 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   func.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(func));
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (cuda)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  if (opts.parallelLoops)
+  if (cuda) {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = opts.gpuFormat;
+    binary.toolkitPath = cudaToolkit(opts.gpuToolkit);
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  } else if (opts.parallelLoops) {
     pm.addPass(createZeroParallelCallsToRuntimePass());
+  }
   pm.addPass(createZeroStripContractAttributesPass());
 }
 
@@ -169,9 +228,15 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     pm.addPass(createZeroOffloadPass(offload));
   }
   LowerCPUOptions lower;
+  lower.target = opts.target;
   lower.gemmToRuntime = opts.gemmToRuntime;
   lower.approximateMath = opts.approximateMath;
   lower.parallelLoops = opts.parallelLoops;
+  lower.gpuChip = opts.gpuChip;
+  lower.gpuFeatures = opts.gpuFeatures;
+  lower.gpuFormat = opts.gpuFormat;
+  lower.gpuToolkit = opts.gpuToolkit;
+  lower.gpuBlockSize = opts.gpuBlockSize;
   buildLowerCPUPipeline(pm, lower);
 }
 
@@ -182,9 +247,13 @@ void zero::registerZeroPipelines() {
       "step for a target: what zero-run and zero-compile run",
       buildTrainPipeline);
   PassPipelineRegistration<LowerCPUOptions>(
-      "zero-lower-cpu",
-      "Lower a verified training step to LLVM dialect code that calls the "
-      "zero runtime (bufferize-step, then lower-to-llvm)",
+      "zero-lower",
+      "Lower a verified training step for a target (cpu, cuda) to LLVM "
+      "dialect code that calls the zero runtime (bufferize-step, then "
+      "lower-to-llvm)",
+      buildLowerCPUPipeline);
+  PassPipelineRegistration<LowerCPUOptions>(
+      "zero-lower-cpu", "zero-lower, whose target is cpu unless given",
       buildLowerCPUPipeline);
   PassPipelineRegistration<>(
       "zero-bufferize-step",

@@ -1,4 +1,5 @@
 // RUN: zero-opt %s --zero-lower-strided-copy | FileCheck %s
+// RUN: zero-opt %s --zero-lower-strided-copy=contiguous=true | FileCheck %s --check-prefix=ALL
 
 // A copy into a column block (strided, not contiguous): a linalg copy.
 // CHECK-LABEL: func.func @column_block
@@ -30,6 +31,12 @@ func.func @from_column_block(%src: memref<4x4xf32>, %dst: memref<4x1xf32>) {
 // CHECK:         memref.copy %{{.*}}, %{{.*}} : memref<4xf32> to memref<4xf32>
 // CHECK:         memref.copy %{{.*}}, %{{.*}} : memref<1x4xf32> to memref<1x4xf32, strided<[4, 1], offset: 4>>
 // CHECK-NOT:     linalg.generic
+// With contiguous=true (target=cuda) they are loops too.
+// ALL-LABEL: func.func @contiguous
+// ALL-NOT:     memref.copy
+// ALL:         linalg.generic {{.*}} ins(%{{.*}} : memref<4xf32>) outs(%{{.*}} : memref<4xf32>)
+// ALL:         linalg.generic {{.*}} ins(%{{.*}} : memref<1x4xf32>) outs(%{{.*}} : memref<1x4xf32, strided<[4, 1], offset: 4>>)
+// ALL-NOT:     memref.copy
 func.func @contiguous(%a: memref<4xf32>, %b: memref<4xf32>, %r: memref<1x4xf32>, %m: memref<2x4xf32>) {
   memref.copy %a, %b : memref<4xf32> to memref<4xf32>
   %row = memref.subview %m[1, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<1x4xf32, strided<[4, 1], offset: 4>>

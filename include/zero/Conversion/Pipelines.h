@@ -17,10 +17,50 @@
 
 namespace mlir::zero {
 
-/// The lowering's options, shared by zero-lower-cpu and zero-train-pipeline.
+/// Where the step runs.
+enum class Target { CPU, CUDA };
+
+/// The lowering's options, shared by zero-lower, zero-lower-cpu and
+/// zero-train-pipeline.
 template <typename Derived>
 struct LoweringOptions : public PassPipelineOptions<Derived> {
   using Option = mlir::detail::PassOptions::Option<bool>;
+  mlir::detail::PassOptions::Option<Target> target{
+      *this, "target", llvm::cl::desc("What the step is lowered for"),
+      llvm::cl::init(Target::CPU),
+      llvm::cl::values(
+          clEnumValN(Target::CPU, "cpu",
+                     "loops and runtime GEMM calls (OpenBLAS), MPI"),
+          clEnumValN(Target::CUDA, "cuda",
+                     "loop nests as NVVM kernels (upstream GPU pipeline, "
+                     "ptxas), GEMMs and collectives through the runtime "
+                     "on device memory"))};
+  mlir::detail::PassOptions::Option<std::string> gpuChip{
+      *this, "gpu-chip",
+      llvm::cl::desc("target=cuda: the GPU architecture kernels are built "
+                     "for (sm_90: H100, H200)"),
+      llvm::cl::init("sm_90")};
+  mlir::detail::PassOptions::Option<std::string> gpuFeatures{
+      *this, "gpu-features",
+      llvm::cl::desc("target=cuda: NVPTX features (the PTX version)"),
+      llvm::cl::init("+ptx80")};
+  mlir::detail::PassOptions::Option<std::string> gpuFormat{
+      *this, "gpu-format",
+      llvm::cl::desc("target=cuda: what gpu-module-to-binary embeds: fatbin "
+                     "(SASS for gpu-chip and its PTX), bin (SASS), isa "
+                     "(PTX text, no ptxas needed)"),
+      llvm::cl::init("fatbin")};
+  mlir::detail::PassOptions::Option<std::string> gpuToolkit{
+      *this, "gpu-toolkit",
+      llvm::cl::desc("target=cuda: the CUDA toolkit whose ptxas and "
+                     "fatbinary build the kernels (empty: $CUDA_HOME, "
+                     "$CUDA_PATH, /usr/local/cuda, then PATH)"),
+      llvm::cl::init("")};
+  mlir::detail::PassOptions::Option<int64_t> gpuBlockSize{
+      *this, "gpu-block-size",
+      llvm::cl::desc("target=cuda: threads per block of a parallel loop "
+                     "nest (zero-gpu-kernels)"),
+      llvm::cl::init(256)};
   Option gemmToRuntime{
       *this, "gemm-to-runtime",
       llvm::cl::desc("Lower linalg.matmul/batch_matmul to runtime GEMM calls "
@@ -42,9 +82,6 @@ struct LoweringOptions : public PassPipelineOptions<Derived> {
 };
 
 struct LowerCPUOptions : public LoweringOptions<LowerCPUOptions> {};
-
-/// Where the step runs.
-enum class Target { CPU };
 
 struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
   PassOptions::Option<int64_t> stage{
@@ -105,12 +142,6 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::desc("zero-offload's read-ahead: how many uses ahead an "
                      "NVMe read starts"),
       llvm::cl::init(3)};
-  PassOptions::Option<Target> target{
-      *this, "target", llvm::cl::desc("What the step is lowered for"),
-      llvm::cl::init(Target::CPU),
-      llvm::cl::values(
-          clEnumValN(Target::CPU, "cpu",
-                     "loops and runtime GEMM calls (OpenBLAS), MPI"))};
 };
 
 /// Tensors to buffers with the step ABI: read-only inputs, in-place optimizer

@@ -669,6 +669,12 @@ def ZeroLowerStridedCopyPass
     }
     ```
   }];
+  let options = [
+    Option<"contiguous", "contiguous", "bool", "false",
+           "lower contiguous copies to loops too: on the cuda target the "
+           "host's memcpy cannot reach device buffers, and the loops become "
+           "a kernel">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [
     Statistic<"numLowered", "num-lowered",
@@ -715,6 +721,123 @@ def ZeroFoldTransposesPass
     Statistic<"numFolded", "num-folded",
               "matmul operands now read through a transposed map">
   ];
+}
+
+def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Turn a lowered step's loop nests into GPU launches and keep "
+                "host code off device memory (target=cuda)";
+  let description = [{
+    On the CUDA target every buffer of a step lives in device memory, so the
+    host code may pass buffers around (to the runtime's GEMMs and
+    collectives, to kernels) but never read or write them. This pass, run
+    on loops (after `convert-linalg-to-parallel-loops` and
+    `zero-outline-loop-nests`), rewrites every host function so:
+
+    - A loop nest whose body only computes on buffers (loads, stores,
+      arithmetic, math, nested loops; no calls, allocations or copies)
+      becomes a `gpu.launch`. An `scf.parallel` without reductions has its
+      dimensions collapsed into one (upstream `collapseParallelLoops`),
+      tiled by `block-size` (upstream `tileParallelLoop`), and its tiles
+      mapped to blocks and its elements to threads (upstream
+      `convert-parallel-loops-to-gpu` patterns): one thread per iteration.
+      Any other nest (an `scf.for` at the top: a reduction to a scalar, a
+      scatter whose order matters) runs as it is in one thread, so results
+      are bit-identical to the CPU target's loops.
+    - A `memref.store` left in host code runs in a one-thread launch.
+    - In kernels, f32 and f64 `math.sqrt` becomes NVVM's `sqrt.rn`
+      intrinsic and `math.rsqrt` one divided by it (correctly rounded, as
+      the CPU's `math-to-llvm` computes them): `convert-gpu-to-nvvm`
+      would call libdevice's `__nv_sqrtf`, which is `sqrt.approx` unless
+      the module sets `__CUDA_PREC_SQRT`, which MLIR's NVVM target cannot.
+    - A `memref.load` left in host code (a scalar the host needs: the loss
+      for the scalar all-reduce, a clipping coefficient) becomes a copy into
+      a host stack slot with `zrt_copy_to_host`, which waits for the work
+      queued before it.
+    - Anything else that reads or writes a buffer in host code is a located
+      error (a `memref.copy` must have been lowered to loops first:
+      `zero-lower-strided-copy{contiguous=true}`).
+
+    Upstream `gpu-kernel-outlining` then outlines the launches and
+    `zero-gpu-launch-streams` puts them on the runtime's stream.
+
+    Before:
+    ```mlir
+    func.func private @step_loop0(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+      scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+        %v = memref.load %x[%i, %j] : memref<4x8xf32>
+        %t = math.tanh %v : f32
+        memref.store %t, %y[%i, %j] : memref<4x8xf32>
+        scf.reduce
+      }
+      return
+    }
+    ```
+    After (block-size=256):
+    ```mlir
+    func.func private @step_loop0(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+      gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+                 threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+        // %k = %bx * 256 + %tx; if %k < 32: (%i, %j) = (%k / 8, %k mod 8)
+        ...
+        gpu.terminator
+      }
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "threads per block of a parallel loop nest's launch (1 to 1024)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numParallel", "num-parallel",
+              "parallel loop nests launched one thread per iteration">,
+    Statistic<"numSerial", "num-serial",
+              "loop nests and stores launched in one thread">,
+    Statistic<"numHostReads", "num-host-reads",
+              "scalar loads of device memory by host code">
+  ];
+}
+
+def ZeroGpuLaunchStreamsPass
+    : Pass<"zero-gpu-launch-streams", "::mlir::ModuleOp"> {
+  let summary = "One kernel module, and every launch on the runtime's "
+                "compute stream";
+  let description = [{
+    Run after upstream `gpu-kernel-outlining`, which makes a `gpu.module` per
+    launch. This pass moves every kernel into one `gpu.module @zero_kernels`
+    (so `gpu-module-to-binary` runs `ptxas` once per step, not once per
+    kernel; names stay unique), and makes every `gpu.launch_func`
+    asynchronous on the stream `zrt_gpu_stream()` returns, the runtime's
+    compute stream, where its GEMMs and memory operations also run. A
+    synchronous `gpu.launch_func` would make upstream `gpu-to-llvm` create,
+    synchronize and destroy a stream around every kernel. The stream enters
+    as the launch's async dependency (`gpu-to-llvm` turns
+    `!gpu.async.token` into the stream pointer).
+
+    Before:
+    ```mlir
+    gpu.launch_func @step_loop0_kernel::@step_loop0_kernel
+        blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(...)
+    ```
+    After:
+    ```mlir
+    %s = func.call @zrt_gpu_stream() : () -> !llvm.ptr
+    %t = builtin.unrealized_conversion_cast %s : !llvm.ptr to !gpu.async.token
+    %0 = gpu.launch_func async [%t] @zero_kernels::@step_loop0_kernel
+        blocks in (%c1, %c1, %c1) threads in (%c256, %c1, %c1) args(...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def ZeroOutlineLoopNestsPass
