@@ -76,6 +76,12 @@ if shutil.which("unshare") and subprocess.run(
     config.available_features.add("tmpfs")
 if shutil.which("nvidia-smi") and os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")
+# ptxas, for target=cuda's default fat binary (test/lit.cfg.py has the same
+# look-up, which is zero-lower's).
+if any(toolkit and os.path.exists(os.path.join(toolkit, "bin", "ptxas"))
+       for toolkit in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                       "/usr/local/cuda")) or shutil.which("ptxas"):
+    config.available_features.add("ptxas")
 
 # zero-run's cache of compiled steps: one per build tree, never the user's.
 config.environment["ZERO_CACHE_DIR"] = os.path.join(config.zero_obj_root,

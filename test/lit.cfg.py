@@ -35,11 +35,7 @@ config.environment["ZERO_CACHE_DIR"] = os.path.join(config.zero_obj_root,
 # needs; gpu-format=isa (PTX text) needs only LLVM's NVPTX backend. The
 # toolkit is looked up as zero-lower does.
 import shutil
-for toolkit in [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
-                "/usr/local/cuda"]:
-    if toolkit and os.path.exists(os.path.join(toolkit, "bin", "ptxas")):
-        config.available_features.add("ptxas")
-        break
-else:
-    if shutil.which("ptxas"):
-        config.available_features.add("ptxas")
+if any(toolkit and os.path.exists(os.path.join(toolkit, "bin", "ptxas"))
+       for toolkit in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                       "/usr/local/cuda")) or shutil.which("ptxas"):
+    config.available_features.add("ptxas")

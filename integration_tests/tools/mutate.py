@@ -346,6 +346,17 @@ def pipelines():
                  [[f'--zero-train-pipeline=stage={s} world-size={n} '
                    f'memory-budget={b} schedule={sch}']
                   for s, n in sw[::6] for b, sch in ((30000, 'true'), (300000, 'false'))],
+        # target=cuda with PTX text (no ptxas), and the GPU passes alone
+        # on lowered loops.
+        'cuda': [[f'--zero-train-pipeline=target=cuda gpu-format=isa stage={s} '
+                  f'world-size={n}'] for s, n in sw[::3]] +
+                [['--zero-lower=target=cuda gpu-format=isa gpu-block-size=64'],
+                 ['--zero-bufferize-step', '--zero-alloc-categories',
+                  '--zero-linalg-to-runtime',
+                  '--zero-lower-strided-copy=contiguous=true',
+                  '--convert-linalg-to-parallel-loops',
+                  '--zero-outline-loop-nests', '--zero-gpu-kernels',
+                  '--gpu-kernel-outlining', '--zero-gpu-launch-streams']],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']

@@ -1131,6 +1131,75 @@ void zrt_set_generated_category(zrt_category category) {
     reportFatal();
 }
 
+//===----------------------------------------------------------------------===//
+// Generated code for target=cuda
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A kernel image recorded by mgpuModuleLoad (a global constructor, which
+/// runs before zrt_init chooses a device).
+struct KernelModule {
+  const void *data;
+  size_t size;
+};
+
+/// The line a step compiled for target=cuda ends with on this runtime.
+constexpr const char *kNoCudaBackend =
+    "this step was compiled for target=cuda, and this zero-runtime has no "
+    "CUDA backend yet (built: cpu); compile it for target=cpu";
+
+} // namespace
+
+void zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
+  if (!guarded("zrt_copy_to_host", [&] {
+        if (bytes < 0)
+          throw Error(format("bytes = %lld is negative",
+                             static_cast<long long>(bytes)));
+        if (bytes > 0 && (!dst || !src))
+          throw Error(std::string(!dst ? "dst" : "src") + " is NULL");
+        // The CPU backend's memory is host memory.
+        if (bytes > 0)
+          std::memcpy(dst, src, static_cast<size_t>(bytes));
+      }))
+    reportFatal();
+}
+
+void *zrt_gpu_stream(void) {
+  setLastError("zrt_gpu_stream", kNoCudaBackend);
+  reportFatal();
+  return nullptr;
+}
+
+void *mgpuModuleLoad(void *data, size_t size) {
+  // Never fails: a global constructor has nobody to report to.
+  return new (std::nothrow) KernelModule{data, size};
+}
+
+void *mgpuModuleLoadJIT(void *data, int opt_level) {
+  // PTX text (gpu-format=isa), NUL-terminated.
+  return new (std::nothrow)
+      KernelModule{data, data ? std::strlen(static_cast<char *>(data)) : 0};
+}
+
+void mgpuModuleUnload(void *module) {
+  delete static_cast<KernelModule *>(module);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  setLastError("mgpuModuleGetFunction", kNoCudaBackend);
+  reportFatal();
+  return nullptr;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
+                      intptr_t grid_z, intptr_t block_x, intptr_t block_y,
+                      intptr_t block_z, int32_t shared_bytes, void *stream,
+                      void **params, void **extra, size_t param_count) {
+  setLastError("mgpuLaunchKernel", kNoCudaBackend);
+  reportFatal();
+}
+
 void zrt_gemm_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                   const float *b, int64_t ldb, float beta, float *c,
                   int64_t ldc) {

@@ -110,6 +110,48 @@ TEST_F(RuntimeApi, LastErrorPersistsAcrossSuccess) {
                "zrt_init: unknown backend \"tpu\" (built: cpu)");
 }
 
+// target=cuda's host reads are copies: with the CPU backend, a memcpy.
+TEST_F(RuntimeApi, CopyToHost) {
+  float *device = static_cast<float *>(zrt_alloc(8, ZRT_ACTIVATIONS));
+  ASSERT_NE(device, nullptr) << zrt_last_error();
+  device[1] = 2.5f;
+  float host = 0;
+  zrt_copy_to_host(&host, device + 1, sizeof host);
+  EXPECT_EQ(host, 2.5f);
+  zrt_copy_to_host(nullptr, nullptr, 0);
+  zrt_free(device);
+  EXPECT_EQ(fatalMessageOf([&] { zrt_copy_to_host(&host, nullptr, 4); }),
+            "zrt_copy_to_host: src is NULL");
+  EXPECT_EQ(fatalMessageOf([&] { zrt_copy_to_host(&host, &host, -4); }),
+            "zrt_copy_to_host: bytes = -4 is negative");
+}
+
+// A step compiled for target=cuda loads its kernels at start-up without a
+// failure, and stops with one line at its first kernel: this runtime has
+// no CUDA backend yet.
+TEST_F(RuntimeApi, CudaStepOnCpuRuntime) {
+  static const char image[] = "not a fat binary";
+  void *module = mgpuModuleLoad(const_cast<char *>(image), sizeof image);
+  ASSERT_NE(module, nullptr);
+  const std::string expected =
+      "this step was compiled for target=cuda, and this zero-runtime has no "
+      "CUDA backend yet (built: cpu); compile it for target=cpu";
+  EXPECT_EQ(fatalMessageOf([] { zrt_gpu_stream(); }),
+            "zrt_gpu_stream: " + expected);
+  EXPECT_EQ(fatalMessageOf([&] { mgpuModuleGetFunction(module, "k"); }),
+            "mgpuModuleGetFunction: " + expected);
+  EXPECT_EQ(fatalMessageOf([] {
+              mgpuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr,
+                               nullptr, 0);
+            }),
+            "mgpuLaunchKernel: " + expected);
+  mgpuModuleUnload(module);
+  static const char ptx[] = ".version 8.0";
+  void *jit = mgpuModuleLoadJIT(const_cast<char *>(ptx), 3);
+  ASSERT_NE(jit, nullptr);
+  mgpuModuleUnload(jit);
+}
+
 // The message given to the fatal handler is also zrt_last_error().
 TEST_F(RuntimeApi, FatalMessageIsLastError) {
   std::string message =

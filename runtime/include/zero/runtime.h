@@ -203,6 +203,46 @@ ZRT_API void _mlir_memref_to_llvm_free(void *ptr);
 ZRT_API void zrt_set_generated_category(zrt_category category);
 
 /*===----------------------------------------------------------------------===*
+ * Generated code for target=cuda
+ *===----------------------------------------------------------------------===*/
+
+/* What a step lowered with target=cuda calls besides the rest of this
+ * header (docs/decisions.md, "target=cuda"). Its host code never reads or
+ * writes a buffer itself: loop nests are kernels, launched on the stream
+ * zrt_gpu_stream() returns.
+ *
+ * zrt_copy_to_host copies `bytes` bytes of runtime memory at `src` (a
+ * scalar the host needs: the loss, a clipping coefficient) to host memory
+ * at `dst` after the work queued before it. With the CPU backend it is a
+ * memcpy. Invalid arguments go to the fatal handler. */
+ZRT_API void zrt_copy_to_host(void *dst, const void *src, int64_t bytes);
+
+/* The stream kernels are launched on: the CUDA backend's compute stream,
+ * where its GEMMs and copies run too. With any other backend, or none, the
+ * step cannot run: the fatal handler gets a line saying so. */
+ZRT_API void *zrt_gpu_stream(void);
+
+/* The entry points MLIR's gpu-to-LLVM lowering calls (upstream's CUDA
+ * runtime wrappers have the same names and types). mgpuModuleLoad runs in a
+ * global constructor, before main and zrt_init: it only records the image
+ * (a fat binary from gpu-module-to-binary) and returns its handle, so it
+ * never fails; mgpuModuleUnload forgets it. mgpuModuleGetFunction and
+ * mgpuLaunchKernel need the CUDA backend, which this runtime does not have
+ * yet: they go to the fatal handler with a line that says so. */
+ZRT_API void *mgpuModuleLoad(void *data, size_t size);
+/* The same for PTX text (gpu-format=isa), which the driver compiles when it
+ * loads it. */
+ZRT_API void *mgpuModuleLoadJIT(void *data, int opt_level);
+ZRT_API void mgpuModuleUnload(void *module);
+ZRT_API void *mgpuModuleGetFunction(void *module, const char *name);
+ZRT_API void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
+                              intptr_t grid_z, intptr_t block_x,
+                              intptr_t block_y, intptr_t block_z,
+                              int32_t shared_bytes, void *stream,
+                              void **params, void **extra,
+                              size_t param_count);
+
+/*===----------------------------------------------------------------------===*
  * GEMM
  *===----------------------------------------------------------------------===*/
 
