@@ -305,7 +305,8 @@ def pipelines():
                      [[f'--zero-partition=stage={s} world-size={n} accumulate={k}']
                       for s, n, k in ((0, 2, 2), (1, 3, 3), (2, 2, 4), (3, 4, 2))],
         'lower': [['--zero-lower-cpu'], ['--zero-lower-cpu=gemm-to-runtime=false'],
-                  ['--zero-bufferize-step']] +
+                  ['--zero-bufferize-step'], ['--zero-expand-bf16'],
+                  ['--zero-step-abi=target=cuda']] +
                  [[p, '--zero-lower-cpu'] for p in part[::3]],
         'train': [[f'--zero-train-pipeline=stage={s} world-size={n}']
                   for s, n in sw],

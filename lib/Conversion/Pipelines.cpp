@@ -23,6 +23,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -145,6 +146,16 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   // for the rest (f64, or everything with approximate-math=false).
   if (opts.approximateMath)
     pm.addPass(createZeroApproximateMathPass());
+  // bf16 arithmetic left in host code (a gradient scaled by 1/N, a max) in
+  // f32 and rounded after each op, as LLVM's own promotion would compute
+  // it, then every bf16 conversion as integer code: LLVM then needs no
+  // __truncsfbf2 builtin on CPUs without a bf16 conversion instruction
+  // (GCC 12's libgcc has none to link).
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16"};
+  emulate.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(createZeroExpandBf16Pass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -185,7 +196,9 @@ void zero::buildLowerCPUPipeline(OpPassManager &pm,
                                  const LowerCPUOptions &opts) {
   buildBufferizeStepPipeline(pm);
   // The signatures are final now: record them for drivers.
-  pm.addPass(createZeroStepAbiPass());
+  ZeroStepAbiPassOptions abi;
+  abi.target = opts.target;
+  pm.addPass(createZeroStepAbiPass(abi));
   buildLowerToLLVMPipeline(pm, opts);
   pm.addPass(createZeroExportStepAbiPass());
 }

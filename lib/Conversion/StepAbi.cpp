@@ -94,8 +94,8 @@ namespace {
 /// function or argument it is about.
 class AbiBuilder {
 public:
-  explicit AbiBuilder(ModuleOp module)
-      : module(module), b(module.getContext()) {}
+  AbiBuilder(ModuleOp module, Target target)
+      : module(module), target(target), b(module.getContext()) {}
 
   FailureOr<DictionaryAttr> build();
 
@@ -117,6 +117,7 @@ private:
   }
 
   ModuleOp module;
+  Target target;
   Builder b;
   bool partitioned = false;
   int64_t stage = 0, worldSize = 1;
@@ -475,6 +476,8 @@ FailureOr<DictionaryAttr> AbiBuilder::build() {
       b.getNamedAttr("partitioned", b.getBoolAttr(partitioned)),
       b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
       b.getNamedAttr("world_size", b.getI64IntegerAttr(worldSize)),
+      b.getNamedAttr("backend",
+                     b.getStringAttr(target == Target::CUDA ? "cuda" : "cpu")),
       b.getNamedAttr("params", b.getArrayAttr(params)),
       b.getNamedAttr("states", b.getArrayAttr(states)),
       b.getNamedAttr("batch", b.getArrayAttr(batch)),
@@ -490,7 +493,7 @@ struct ZeroStepAbiPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<DictionaryAttr> abi = AbiBuilder(module).build();
+    FailureOr<DictionaryAttr> abi = AbiBuilder(module, target).build();
     if (failed(abi))
       return signalPassFailure();
     module->setAttr(ZeroDialect::StepAbiAttrHelper::getNameStr(), *abi);

@@ -107,6 +107,22 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
         "and this module is past it: start from the training step before "
         "zero-partition, or partition it with accumulate={0}",
         options.accumulate));
+  if (options.target != "cpu" && options.target != "cuda")
+    return makeError("unknown target '" + options.target +
+                     "': it is cpu or cuda");
+  const bool cuda = options.target == "cuda";
+  if (cuda && options.worldSize > 1)
+    return makeError(llvm::formatv(
+        "target=cuda runs on one rank: the CUDA backend has no NCCL "
+        "collectives yet, so a step for {0} ranks cannot run on it; compile "
+        "it for --world-size 1, or for target=cpu",
+        options.worldSize));
+  if (cuda && (options.offloadOptimizer != "device" ||
+               options.offloadParams != "device"))
+    return makeError("--offload with target=cuda: the NVMe tier runs with "
+                     "the cpu backend only, and optimizer=host is not built "
+                     "yet");
+  std::string lower = "gemm-to-runtime=" + gemm + " target=" + options.target;
   std::string schedule =
       llvm::formatv("link-gbps={0} link-latency-us={1}", options.linkGbps,
                     options.linkLatencyUs)
@@ -139,21 +155,21 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
     return (options.schedule ? "zero-schedule{" + schedule + budget + "},"
                              : "") +
            (offload ? "zero-offload{" + placements + "}," : "") +
-           "zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
+           "zero-lower-cpu{" + lower + "}";
   case StepForm::Contract:
     // One rank without a stage: the contract functions as they are. More
     // ranks without a stage: plain data parallelism.
     if (!options.stage && options.worldSize == 1 && options.accumulate == 1 &&
         !offload && budget.empty())
-      return "zero-verify,zero-lower-cpu{gemm-to-runtime=" + gemm + "}";
+      return "zero-verify,zero-lower-cpu{" + lower + "}";
     return llvm::formatv("zero-train-pipeline{{stage={0} world-size={1} "
-                         "accumulate={5} target=cpu gemm-to-runtime={2} "
+                         "accumulate={5} target={9} gemm-to-runtime={2} "
                          "schedule={3} {4}{8} offload-optimizer={6} "
                          "offload-params={7}}",
                          options.stage.value_or(0), options.worldSize, gemm,
                          options.schedule ? "true" : "false", schedule,
                          options.accumulate, options.offloadOptimizer,
-                         options.offloadParams, budget)
+                         options.offloadParams, budget, options.target)
         .str();
   }
   return makeError("unknown step form");

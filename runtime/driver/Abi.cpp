@@ -184,6 +184,13 @@ bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
     return done(false);
   if (abi.stage > 3)
     return done(r.fail("stage " + std::to_string(abi.stage) + " is not 0-3"));
+  // The runtime backend the step was lowered for; descriptors written
+  // before target=cuda existed have none and are CPU steps.
+  if (root.get("backend") && !r.string(root, "backend", abi.backend, "the descriptor"))
+    return done(false);
+  if (abi.backend != "cpu" && abi.backend != "cuda")
+    return done(r.fail("the descriptor's backend '" + abi.backend +
+                       "' is neither 'cpu' nor 'cuda'"));
 
   const JsonValue *params =
       r.field(root, "params", JsonValue::Kind::Array, "the descriptor");

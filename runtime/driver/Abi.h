@@ -86,6 +86,8 @@ struct Entry {
 struct Abi {
   bool partitioned = false;
   int64_t stage = 0, worldSize = 1;
+  /// The runtime backend the step was lowered for: "cpu" or "cuda".
+  std::string backend = "cpu";
   std::vector<Param> params;
   std::vector<State> states;
   std::vector<BatchInput> batch;

@@ -64,6 +64,7 @@ struct Options {
          weightDecay = 0.01, maxGradNorm = 1.0;
   std::vector<std::string> hyperOverrides;
   bool checkGrads = false;
+  bool tf32 = false;
   double checkTol = 1e-6, checkFloor = 1e-6, checkStep = 1e-4;
   unsigned checkMax = 0;
   bool help = false;
@@ -113,6 +114,11 @@ constexpr const char *kUsage = R"(Training:
                          completion)
   --num-threads N        threads for GEMMs and parallel loops; 0 = the cores
                          shared among the ranks on this machine (default)
+  --tf32                 a target=cuda step's f32 GEMMs may use TF32 tensor
+                         cores (10-bit mantissa products, f32 accumulation);
+                         off by default. The backend (cpu or cuda) is the
+                         step's: what it was compiled for (zero-compile
+                         --target, zero-run --target)
   --comm-timeout S       end the job when a collective has waited S seconds
                          for a rank that does not arrive (stalled or lost),
                          with one line naming it; 0 = wait forever
@@ -209,6 +215,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"max-grad-norm", Double, &opts.maxGradNorm},
       {"hyper", List, &opts.hyperOverrides},
       {"check-grads", Flag, &opts.checkGrads},
+      {"tf32", Flag, &opts.tf32},
       {"check-grads-tol", Double, &opts.checkTol},
       {"check-grads-floor", Double, &opts.checkFloor},
       {"check-grads-h", Double, &opts.checkStep},
@@ -413,25 +420,36 @@ Tensor allocate(int64_t elements, DType dtype, zrt_category category,
   return t;
 }
 
+/// Whether the selected backend's buffers are host memory (cpu) or device
+/// memory the driver reaches through copies (cuda); set after zrt_init.
+bool hostMemory = true;
+
 /// A tensor's values in memory for the driver to read or change: the
-/// tensor itself, or for one on the NVMe tier a copy in the driver's own
-/// memory (not the runtime's: the step's figures stay its own) that
-/// `store` writes back.
+/// tensor itself, or for one on the NVMe tier or in device memory a copy in
+/// the driver's own memory (not the runtime's: the step's figures stay its
+/// own) that `store` writes back.
 class HostView {
 public:
   explicit HostView(Tensor &t, bool load = true) : t(&t) {
-    if (!t.extent) {
+    if (!t.extent && hostMemory) {
       data = t.data;
       return;
     }
     copy.assign(t.bytes(), 0);
     data = copy.data();
-    if (load && zrt_nvme_read(t.extent, data, t.bytes()) != 0)
+    if (!load)
+      return;
+    if (t.extent ? zrt_nvme_read(t.extent, data, t.bytes()) != 0
+                 : (zrt_copy_to_host(data, t.data, t.bytes()), false))
       fail(zrt_last_error());
   }
   void store() {
-    if (t->extent && zrt_nvme_write(t->extent, data, t->bytes()) != 0)
-      fail(zrt_last_error());
+    if (t->extent) {
+      if (zrt_nvme_write(t->extent, data, t->bytes()) != 0)
+        fail(zrt_last_error());
+    } else if (!hostMemory) {
+      zrt_copy_from_host(t->data, data, t->bytes());
+    }
   }
   Tensor *t;
   std::vector<char> copy;
@@ -504,10 +522,13 @@ void call(const Entry &entry, Buffers &b) {
     case Role::Batch:
       t = &b.batch[arg.index];
       break;
-    case Role::Hyper:
+    case Role::Hyper: {
       t = &b.hyperBuffers[arg.index];
-      storeElement(arg.dtype, b.hypers[arg.index], t->data);
+      HostView value(*t, /*load=*/false);
+      storeElement(arg.dtype, b.hypers[arg.index], value.data);
+      value.store();
       break;
+    }
     case Role::Loss:
       t = &b.loss;
       break;
@@ -532,9 +553,15 @@ void call(const Entry &entry, Buffers &b) {
   }
   entry.fn(args.data());
   for (auto &c : copies) {
-    std::memcpy(c.second, c.first.data, c.first.bytes());
+    zrt_copy(c.second, c.first.data, static_cast<int64_t>(c.first.bytes()));
     zrt_free(c.first.data);
   }
+}
+
+/// The loss the last call wrote.
+double readLoss(const Abi &abi, Buffers &b) {
+  HostView loss(b.loss);
+  return loadElement(abi.lossType, loss.data);
 }
 
 double median(std::vector<double> v) {
@@ -721,19 +748,22 @@ int checkGradients(const Abi &abi, const Entry &fb, Buffers &b,
               "in f32 cannot resolve 1e-6); generate one with --dtype f64");
   call(fb, b);
   std::vector<std::vector<double>> analytic;
-  for (const Tensor &g : b.grads)
-    analytic.emplace_back(static_cast<double *>(g.data),
-                          static_cast<double *>(g.data) + g.elements);
+  for (Tensor &g : b.grads) {
+    HostView view(g);
+    analytic.emplace_back(static_cast<double *>(view.data),
+                          static_cast<double *>(view.data) + g.elements);
+  }
   auto lossAt = [&]() {
     call(fb, b);
-    return loadElement(abi.lossType, b.loss.data);
+    return readLoss(abi, b);
   };
   double h = opts.checkStep, worst = 0;
   int64_t checked = 0;
   std::printf("%-36s %8s %12s %12s %12s\n", "parameter", "checked",
               "max_abs_err", "max_elem_rel", "norm_rel_err");
   for (size_t i = 0; i < abi.params.size(); ++i) {
-    auto *x = static_cast<double *>(b.params[i].data);
+    HostView param(b.params[i]);
+    auto *x = static_cast<double *>(param.data);
     int64_t n = abi.params[i].numel;
     int64_t count = opts.checkMax == 0 ? n : std::min<int64_t>(n, opts.checkMax);
     double maxAbs = 0, maxRel = 0, diffSq = 0, fdSq = 0;
@@ -744,9 +774,11 @@ int checkGradients(const Abi &abi, const Entry &fb, Buffers &b,
       const double offsets[4] = {-2 * h, -h, h, 2 * h};
       for (int k = 0; k < 4; ++k) {
         x[e] = x0 + offsets[k];
+        param.store();
         f[k] = lossAt();
       }
       x[e] = x0;
+      param.store();
       double fd = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h);
       double g = analytic[i][e];
       double abs = std::fabs(fd - g);
@@ -1057,8 +1089,20 @@ int train(const zrt_driver_program &program, Options &opts) {
     threads = std::max(1, cores / local);
   }
   zrt_set_comm_timeout(opts.commTimeout);
-  if (zrt_init("cpu", threads) != 0)
-    fail(zrt_last_error());
+  // The step says which backend runs it (its descriptor's `backend`).
+  Abi abi;
+  std::string error;
+  if (!readAbi(program.abi_json, program.entries, abi, error))
+    failAll(error);
+  if (zrt_init(abi.backend.c_str(), threads) != 0)
+    failAll(zrt_last_error());
+  hostMemory = zrt_host_accessible() != 0;
+  if (opts.tf32) {
+    if (abi.backend != "cuda")
+      failAll("--tf32: TF32 is a GPU's; this step was compiled for target=" +
+              abi.backend);
+    zrt_set_tf32(1);
+  }
   if (!opts.simLink.empty() &&
       zrt_set_sim_link(opts.linkGbps * 1e9, opts.linkLatencyUs * 1e-6) != 0)
     fail(zrt_last_error());
@@ -1066,10 +1110,6 @@ int train(const zrt_driver_program &program, Options &opts) {
   if (rank != 0)
     opts.progress = "none";
 
-  Abi abi;
-  std::string error;
-  if (!readAbi(program.abi_json, program.entries, abi, error))
-    failAll(error);
   if (abi.partitioned && abi.worldSize != world)
     failAll(format("the step was partitioned for %lld ranks but this run has "
                    "%d: run it under mpirun -np %lld, or compile it for %d "
@@ -1101,6 +1141,9 @@ int train(const zrt_driver_program &program, Options &opts) {
         statesOnNvme |= arg.role == Role::State;
         paramsOnNvme |= arg.role == Role::Param;
       }
+  if (!hostMemory && (statesOnNvme || paramsOnNvme || !opts.offload.empty()))
+    failAll("--offload: the NVMe tier runs with the cpu backend only, and "
+            "this step was compiled for target=" + abi.backend);
   auto recompile = [&](const char *what, const char *spec) {
     failAll(format("--offload %s: this step keeps its %s in memory, and "
                    "placements are compiled in: compile it with %s (zero-run "
@@ -1359,8 +1402,19 @@ int train(const zrt_driver_program &program, Options &opts) {
     bool sharded = t.elements != p.numel;
     Tensor full = t;
     full.data = view.data;
-    if (sharded)
-      full = allocate(p.numel, p.dtype, ZRT_ACTIVATIONS);
+    // The whole parameter, of which this rank keeps a slice: in runtime
+    // memory where the host can reach it (counted as activations during
+    // set-up), in the driver's own otherwise.
+    std::vector<char> fullHost;
+    if (sharded) {
+      if (hostMemory) {
+        full = allocate(p.numel, p.dtype, ZRT_ACTIVATIONS);
+      } else {
+        full.elements = p.numel;
+        fullHost.resize(full.bytes());
+        full.data = fullHost.data();
+      }
+    }
     size_t eltBytes = dtypeBytes(p.dtype);
     if (!initBytes.empty()) {
       std::memcpy(full.data, initBytes.data() + initOffset, full.bytes());
@@ -1373,7 +1427,8 @@ int train(const zrt_driver_program &program, Options &opts) {
       int64_t end = std::min<int64_t>(begin + p.shard, p.numel);
       std::memcpy(view.data, static_cast<char *>(full.data) + begin * eltBytes,
                   static_cast<size_t>(end - begin) * eltBytes);
-      zrt_free(full.data);
+      if (hostMemory)
+        zrt_free(full.data);
     }
     view.store();
   }
@@ -1382,14 +1437,24 @@ int train(const zrt_driver_program &program, Options &opts) {
   initBytes.clear();
   initBytes.shrink_to_fit();
 
+  // Batches are drawn into the batch buffers, or into host copies that go
+  // to the device.
+  std::vector<HostView> batchViews;
   std::vector<void *> batchPtrs;
-  for (Tensor &t : b.batch)
-    batchPtrs.push_back(t.data);
+  for (Tensor &t : b.batch) {
+    batchViews.emplace_back(t, /*load=*/false);
+    batchPtrs.push_back(batchViews.back().data);
+  }
   BatchSource batches;
   if (!batches.init(abi, kind, &data, opts.seed, static_cast<unsigned>(rank),
                     static_cast<unsigned>(world), error))
     failAll(error);
-  batches.fill(0, batchPtrs);
+  auto fillBatches = [&](unsigned step) {
+    batches.fill(step, batchPtrs);
+    for (HostView &v : batchViews)
+      v.store();
+  };
+  fillBatches(0);
 
   // --dump-batches: rank 0 draws every rank's micro-batch of each step to be
   // trained (the draw depends only on the seed, the step and the rank) and
@@ -1446,7 +1511,7 @@ int train(const zrt_driver_program &program, Options &opts) {
     }
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)
-      batches.fill(s, batchPtrs);
+      fillBatches(s);
     if (stepSlot >= 0)
       b.hypers[stepSlot] = s + 1;
     if (trainStep) {
@@ -1455,7 +1520,7 @@ int train(const zrt_driver_program &program, Options &opts) {
       call(*fb, b);
       call(*opt, b);
     }
-    double l = loadElement(abi.lossType, b.loss.data);
+    double l = readLoss(abi, b);
     if (!std::isfinite(l))
       failAll(format("the loss is %g at step %u; lower --lr or enable "
                      "gradient clipping",
@@ -1509,17 +1574,24 @@ int train(const zrt_driver_program &program, Options &opts) {
   // Full parameters for --dump-params: sharded ones are gathered (every
   // rank takes part), and rank 0 writes.
   std::vector<Tensor> gathered;
+  gathered.reserve(abi.params.size());
   std::vector<HostView> views;
   std::vector<Chunk> paramChunks;
   if (!opts.dumpParams.empty())
     for (size_t i = 0; i < abi.params.size(); ++i) {
       const Param &p = abi.params[i];
       Tensor &t = b.params[i];
-      views.emplace_back(t);
-      void *data = views.back().data;
       if (t.elements == p.numel) {
-        paramChunks.push_back({data, t.bytes()});
+        views.emplace_back(t);
+        paramChunks.push_back({views.back().data, t.bytes()});
         continue;
+      }
+      // The shard in runtime memory (read first from the NVMe tier, which
+      // only the cpu backend has).
+      void *data = t.data;
+      if (t.extent) {
+        views.emplace_back(t);
+        data = views.back().data;
       }
       Tensor all = allocate(p.padded, p.dtype, ZRT_ACTIVATIONS);
       if (p.dtype == DType::F32)
@@ -1532,8 +1604,9 @@ int train(const zrt_driver_program &program, Options &opts) {
         zrt_all_gather_f64(static_cast<double *>(data),
                            static_cast<double *>(all.data), t.elements);
       gathered.push_back(all);
-      paramChunks.push_back(
-          {all.data, static_cast<size_t>(p.numel) * dtypeBytes(p.dtype)});
+      views.emplace_back(gathered.back());
+      paramChunks.push_back({views.back().data,
+                             static_cast<size_t>(p.numel) * dtypeBytes(p.dtype)});
     }
 
   if (rank == 0) {
@@ -1649,6 +1722,10 @@ int train(const zrt_driver_program &program, Options &opts) {
         numel += p.numel;
       stats.set("params", JsonValue::integer(numel));
       stats.set("world_size", JsonValue::integer(world));
+      // The runtime backend (the step's target); on "cuda" the GEMM
+      // seconds are the host's time to queue them, not the device's.
+      stats.set("backend", JsonValue::string(abi.backend));
+      stats.set("tf32", JsonValue::boolean(opts.tf32));
       stats.set("stage", JsonValue::integer(abi.stage));
       stats.set("partitioned", JsonValue::boolean(abi.partitioned));
       stats.set("steps", JsonValue::integer(trained));
@@ -1703,8 +1780,11 @@ int train(const zrt_driver_program &program, Options &opts) {
       writeOrFail(opts.dumpBatches, {{batchDump.data(), batchDump.size()}});
     if (!opts.dumpGrads.empty()) {
       std::vector<Chunk> chunks;
-      for (const Tensor &g : b.grads)
-        chunks.push_back({g.data, g.bytes()});
+      std::vector<HostView> grads;
+      for (Tensor &g : b.grads) {
+        grads.emplace_back(g);
+        chunks.push_back({grads.back().data, g.bytes()});
+      }
       writeOrFail(opts.dumpGrads, chunks);
     }
   }

@@ -2,12 +2,12 @@
 //
 // The internal interface behind the C ABI. runtime.h's entry points validate
 // arguments, count bytes, calls and FLOPs, and time GEMMs; a Backend only
-// provides memory and arithmetic. The CPU backend (OpenBLAS) is the one built
-// today; a CUDA backend (cudaMalloc/pinned memory, cuBLASLt on a stream)
-// implements the same interface, so generated code and zero-run never change
-// when it arrives. Collectives are not part of it: the world and the MPI
-// collectives are in Comm.h (NCCL ones will sit behind the same entry
-// points).
+// provides memory, copies, arithmetic and (on a GPU) kernel launches. Two
+// are built: the CPU backend (OpenBLAS, host memory) and the CUDA backend
+// (CudaBackend.cpp: device memory, cuBLASLt and kernels on one compute
+// stream, the CUDA libraries opened at run time). Collectives are not part
+// of it: the world and the MPI collectives are in Comm.h, which copies
+// through the backend where a world of one rank only copies.
 //
 // Backends may throw (zero::runtime::Error for invalid input, std::bad_alloc
 // for exhausted memory); the C ABI layer catches everything.
@@ -30,7 +30,9 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// Element types of the collectives (all three) and of the GEMMs (f32, f64).
+/// Element types of the collectives (all three) and of the GEMMs (f32, f64;
+/// BF16 for a GEMM means bf16 A and B into an f32 C, see
+/// Backend::nativeBf16Gemm).
 enum class DType { F32, F64, BF16 };
 
 inline int32_t dtypeBytes(DType t) {
@@ -120,11 +122,71 @@ public:
 
   /// Runs a validated batched GEMM.
   virtual void gemmBatched(DType dtype, const BatchedGemmArgs &args) = 0;
+
+  /// Whether gemm() and gemmBatched() take DType::BF16 (bf16 A and B, f32 C
+  /// and beta) themselves. If not, the runtime widens A and B into f32
+  /// temporaries on the host first (the CPU backend: Debian's OpenBLAS has
+  /// no bf16 GEMM).
+  virtual bool nativeBf16Gemm() const { return false; }
+
+  /// Whether the host may read and write this backend's blocks directly.
+  /// If not (device memory), drivers and the runtime go through the copies
+  /// below.
+  virtual bool hostAccessible() const { return true; }
+
+  /// Copies `bytes` bytes of backend memory at `src` to host memory at
+  /// `dst`, after the work queued before it; returns when the bytes are
+  /// there.
+  virtual void copyToHost(void *dst, const void *src, std::size_t bytes);
+
+  /// Copies `bytes` bytes of host memory at `src` into backend memory at
+  /// `dst`, ahead of the work queued after it; `src` may be reused as soon
+  /// as this returns.
+  virtual void copyFromHost(void *dst, const void *src, std::size_t bytes);
+
+  /// Copies `bytes` bytes between two places of backend memory (they do not
+  /// overlap), in order with the queued work.
+  virtual void copy(void *dst, const void *src, std::size_t bytes);
+
+  /// Waits for every piece of work queued so far.
+  virtual void synchronize() {}
+
+  /// The compute stream generated kernels are launched on (a CUstream).
+  /// Throws Error on a backend without kernels.
+  virtual void *stream();
+
+  /// Loads a kernel image (a fat binary, a cubin or NUL-terminated PTX text)
+  /// and returns its handle; throws Error on failure.
+  virtual void *loadModule(const void *image);
+
+  /// The kernel `name` of a module from loadModule(); throws Error if the
+  /// module has none of that name.
+  virtual void *moduleFunction(void *module, const char *name);
+
+  /// Launches `function` on stream() with the kernel's parameters.
+  virtual void launch(void *function, const int64_t grid[3],
+                      const int64_t block[3], int32_t sharedBytes,
+                      void **params);
+
+  /// Whether f32 GEMMs may use TF32 tensor cores (10-bit mantissa
+  /// products, f32 accumulation); returns the previous setting. Only the
+  /// CUDA backend has TF32; elsewhere it stays false.
+  virtual bool setTf32(bool enable) {
+    (void)enable;
+    return false;
+  }
 };
 
 /// The process-wide CPU backend (never destroyed, so blocks it handed out
 /// stay releasable during static destruction).
 Backend &cpuBackend();
+
+/// The process-wide CUDA backend, initialized on first use (the CUDA driver
+/// and cuBLASLt opened with dlopen, the device chosen, a context and the
+/// compute stream created). Throws Error with one line when that fails (no
+/// driver, no device, the library missing, a runtime built without the
+/// CUDA headers).
+Backend &cudaBackend();
 
 } // namespace zero::runtime
 

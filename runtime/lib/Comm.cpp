@@ -33,9 +33,8 @@
 
 #include "BFloat16.h"
 
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+// MPI through a table filled at run time (a world of one never opens it).
+#include "Mpi.h"
 
 #include <algorithm>
 #include <atomic>
@@ -73,12 +72,14 @@ struct World {
   std::atomic<int> rank{0};
   std::atomic<int> size{1};
   bool ownsMpi = false;
-  MPI_Comm comm = MPI_COMM_NULL;
+  /// Live only in State::Mpi. (Value-initialized, not MPI_COMM_NULL: the
+  /// MPI library is opened only when the world needs it.)
+  MPI_Comm comm{};
   /// MPI_Query_thread's answer: any thread may call MPI under the mutex.
   std::atomic<bool> threadsAllowed{true};
   /// Carries the questions ranks ask each other when a collective times
   /// out (which collective each has reached), apart from the collectives.
-  MPI_Comm control = MPI_COMM_NULL;
+  MPI_Comm control{};
   /// Collectives this rank has started, and the name of the latest.
   int64_t sequence = 0;
   const char *collective = "";
@@ -121,6 +122,16 @@ bool launchedByMpi() {
 void initLocked(World &w) {
   if (w.state.load() != State::Uninitialized)
     return;
+  // MPI is opened only when a launcher started the process or the
+  // application has it loaded (and may have initialized it): otherwise the
+  // world is this process alone, and no MPI library is needed.
+  if (!launchedByMpi() && !mpi::loaded()) {
+    w.rank.store(0);
+    w.size.store(1);
+    w.state.store(State::Local);
+    return;
+  }
+  mpi::open();
   int initialized = 0, finalized = 0;
   check(MPI_Initialized(&initialized), "MPI_Initialized");
   check(MPI_Finalized(&finalized), "MPI_Finalized");
@@ -550,9 +561,10 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
   const int N = w.size.load(), q = w.rank.load();
   if (N == 1) {
     if (in != out)
-      std::memcpy(out, in, bytes);
+      copyRuntimeBuffer(out, in, bytes);
     return 0;
   }
+  requireHostBuffers(N);
   const MPI_Datatype element = mpiType<T>();
   const int64_t L = count;
   const int64_t c = (L + N - 1) / N; // block length of the padded buffer
@@ -634,9 +646,10 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
   }
   if (N == 1) {
     if (in != out)
-      std::memcpy(out, in, blockBytes);
+      copyRuntimeBuffer(out, in, blockBytes);
     return 0;
   }
+  requireHostBuffers(N);
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
   const int64_t s = std::min(c, segmentLength(N, sizeof(T)));
@@ -670,9 +683,10 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
                 "count)");
   if (N == 1) {
     if (!inPlace)
-      std::memcpy(out, in, blockBytes);
+      copyRuntimeBuffer(out, in, blockBytes);
     return 0;
   }
+  requireHostBuffers(N);
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
   // No temporary: segments only keep counts within an int.

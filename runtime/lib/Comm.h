@@ -24,6 +24,14 @@ namespace zero::runtime {
 void *allocateCommBuffer(std::size_t bytes);
 /// Frees a block from allocateCommBuffer. Never throws.
 void freeCommBuffer(void *ptr) noexcept;
+/// Copies `bytes` bytes between two runtime buffers through the selected
+/// backend (a memcpy on the CPU, a copy on the compute stream on a GPU):
+/// what the collectives of a world of one rank do.
+void copyRuntimeBuffer(void *dst, const void *src, std::size_t bytes);
+/// Throws Error unless the selected backend's buffers are host memory,
+/// which the MPI collectives read and write: `ranks` is the world's size,
+/// for the message.
+void requireHostBuffers(int ranks);
 
 namespace comm {
 

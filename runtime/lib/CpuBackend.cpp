@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -64,16 +65,29 @@ void gemmOne(const GemmArgs &g, int64_t offA, int64_t offB, int64_t offC) {
 // GEMMs on the runtime's threads
 //===----------------------------------------------------------------------===//
 //
-// OpenBLAS runs single-threaded; a GEMM is split into one block of rows or
-// columns of C per pool thread, each a single-threaded OpenBLAS call. Each
-// element of C is then computed by the same kernel, over k in the same
-// order, whatever the number of threads, so results do not depend on it.
-// Measured on this project's step shapes, the split reaches what OpenBLAS's
-// own threads reach (docs/results.md), without a second set of threads.
+// OpenBLAS runs single-threaded; a GEMM is split into blocks of rows or
+// columns of C, each a single-threaded OpenBLAS call, that the pool's
+// threads share. The blocks are a function of the GEMM's shape alone, never
+// of the number of threads: each element of C is then computed by the same
+// OpenBLAS call, with the same kernels and over k in the same order,
+// whatever the number of threads, so results do not depend on it. (Splitting
+// by the thread count did not guarantee that: OpenBLAS picks kernels by a
+// call's size, and on AMD's Zen kernels a block of half the rows was summed
+// in another order than the whole matrix.) Measured on this project's step
+// shapes, the split reaches what OpenBLAS's own threads reach
+// (docs/results.md), without a second set of threads.
 
-/// Below this many FLOPs a GEMM runs on the calling thread: the split would
-/// cost more than it saves.
+/// A block has at least this many FLOPs: below it the split would cost
+/// more than it saves.
 constexpr int64_t kMinParallelFlops = int64_t(1) << 21;
+/// At most this many blocks: enough for the pools of the machines this
+/// runs on, few enough that each OpenBLAS call stays large.
+constexpr int64_t kMaxBlocks = 16;
+/// A block is at least this many rows or columns long: each OpenBLAS call
+/// packs the whole other operand again, which shorter blocks pay for
+/// (16 blocks of 48 columns made the gpt d256 step 15-20% slower than 2 of
+/// 384 on 2 threads; blocks of 128 or more, 4-6%).
+constexpr int64_t kMinBlockLength = 128;
 /// Blocks of rows or columns are multiples of this (the register blocking
 /// of OpenBLAS's x86-64 kernels divides it), so only the last block has
 /// edge code.
@@ -98,42 +112,66 @@ GemmArgs subGemm(const GemmArgs &g, int dtypeBytes, bool splitRows,
   return sub;
 }
 
+/// How a GEMM of this shape is cut: the longer side of C, into `count`
+/// blocks of `block` rows or columns (the last one shorter). The count is a
+/// power of two, so that 2 or 4 threads get equal shares.
+struct Blocks {
+  bool splitRows;
+  int64_t extent, block, count;
+
+  explicit Blocks(const GemmArgs &g) {
+    splitRows = g.m >= g.n;
+    extent = splitRows ? g.m : g.n;
+    int64_t byWork = 2 * g.m * g.n * g.k / kMinParallelFlops;
+    int64_t most = std::min({kMaxBlocks, byWork, extent / kMinBlockLength});
+    count = 1;
+    while (count * 2 <= most)
+      count *= 2;
+    block = (extent + count - 1) / count;
+    block = (block + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
+    count = (extent + block - 1) / block;
+  }
+
+  /// Block i of `g` (whose matrices start `offA`, `offB`, `offC` elements
+  /// in).
+  template <typename T>
+  void run(const GemmArgs &g, int64_t i, int64_t offA = 0, int64_t offB = 0,
+           int64_t offC = 0) const {
+    GemmArgs one = g;
+    one.a = static_cast<const T *>(g.a) + offA;
+    one.b = static_cast<const T *>(g.b) + offB;
+    one.c = static_cast<T *>(g.c) + offC;
+    int64_t from = i * block, to = std::min(extent, from + block);
+    if (from < to)
+      gemmOne<T>(count == 1 ? one : subGemm(one, sizeof(T), splitRows, from, to),
+                 0, 0, 0);
+  }
+};
+
 template <typename T> struct SplitGemm {
   const GemmArgs *g;
-  bool splitRows;
-  int64_t block, extent;
+  Blocks blocks;
 
   static void chunk(void *self, int64_t i) {
     auto *s = static_cast<SplitGemm *>(self);
-    int64_t from = i * s->block, to = std::min(s->extent, from + s->block);
-    if (from >= to)
-      return;
-    GemmArgs sub = subGemm(*s->g, sizeof(T), s->splitRows, from, to);
-    gemmOne<T>(sub, 0, 0, 0);
+    s->blocks.template run<T>(*s->g, i);
   }
 };
 
 /// One GEMM on the pool's threads.
 template <typename T> void gemmParallel(const GemmArgs &g) {
-  ThreadPool &pool = ThreadPool::get();
-  int64_t threads = pool.threads();
-  if (threads <= 1 || 2 * g.m * g.n * g.k < kMinParallelFlops) {
-    gemmOne<T>(g, 0, 0, 0);
+  SplitGemm<T> split{&g, Blocks(g)};
+  if (split.blocks.count == 1 || ThreadPool::get().threads() <= 1) {
+    for (int64_t i = 0; i < split.blocks.count; ++i)
+      split.blocks.template run<T>(g, i);
     return;
   }
-  // Split the longer side of C.
-  bool splitRows = g.m >= g.n;
-  int64_t extent = splitRows ? g.m : g.n;
-  int64_t blocks = std::min(threads, (extent + kBlockAlign - 1) / kBlockAlign);
-  int64_t block = (extent + blocks - 1) / blocks;
-  block = (block + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
-  blocks = (extent + block - 1) / block;
-  SplitGemm<T> split{&g, splitRows, block, extent};
-  pool.run(blocks, &SplitGemm<T>::chunk, &split);
+  ThreadPool::get().run(split.blocks.count, &SplitGemm<T>::chunk, &split);
 }
 
 template <typename T> struct BatchChunks {
   const BatchedGemmArgs *b;
+  Blocks blocks;
   int64_t perChunk;
 
   static void chunk(void *self, int64_t i) {
@@ -141,12 +179,15 @@ template <typename T> struct BatchChunks {
     const BatchedGemmArgs &b = *s->b;
     int64_t end = std::min(b.batch, (i + 1) * s->perChunk);
     for (int64_t j = i * s->perChunk; j < end; ++j)
-      gemmOne<T>(b.first, j * b.strideA, j * b.strideB, j * b.strideC);
+      for (int64_t k = 0; k < s->blocks.count; ++k)
+        s->blocks.template run<T>(b.first, k, j * b.strideA, j * b.strideB,
+                         j * b.strideC);
   }
 };
 
 /// A batched GEMM: whole matrices per thread when there are at least as
-/// many as threads, otherwise each matrix split as above.
+/// many as threads, otherwise each matrix on all of them; either way each
+/// matrix in the blocks its shape gives.
 template <typename T> void gemmBatchedParallel(const BatchedGemmArgs &b) {
   ThreadPool &pool = ThreadPool::get();
   int64_t threads = pool.threads();
@@ -154,7 +195,7 @@ template <typename T> void gemmBatchedParallel(const BatchedGemmArgs &b) {
   if (threads > 1 && b.batch >= threads &&
       2 * g.m * g.n * g.k * b.batch >= kMinParallelFlops) {
     int64_t perChunk = (b.batch + threads - 1) / threads;
-    BatchChunks<T> chunks{&b, perChunk};
+    BatchChunks<T> chunks{&b, Blocks(g), perChunk};
     pool.run((b.batch + perChunk - 1) / perChunk, &BatchChunks<T>::chunk,
              &chunks);
     return;
@@ -400,6 +441,47 @@ private:
 };
 
 } // namespace
+
+// The base class's defaults are those of host memory, and of a backend
+// without kernels.
+void Backend::copyToHost(void *dst, const void *src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+void Backend::copyFromHost(void *dst, const void *src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+void Backend::copy(void *dst, const void *src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+
+namespace {
+constexpr const char *kNoKernels =
+    "this step was compiled for target=cuda, and the runtime's backend is "
+    "\"%s\", which runs no GPU kernels: run it with the \"cuda\" backend "
+    "(zrt_init(\"cuda\", ...); zero-run and compiled binaries choose it from "
+    "the step), or compile the step for target=cpu";
+
+std::string noKernels(const Backend &b) {
+  char line[512];
+  std::snprintf(line, sizeof line, kNoKernels, b.name());
+  return line;
+}
+} // namespace
+
+void *Backend::stream() { throw Error(noKernels(*this)); }
+
+void *Backend::loadModule(const void *) { throw Error(noKernels(*this)); }
+
+void *Backend::moduleFunction(void *, const char *) {
+  throw Error(noKernels(*this));
+}
+
+void Backend::launch(void *, const int64_t[3], const int64_t[3], int32_t,
+                     void **) {
+  throw Error(noKernels(*this));
+}
 
 Backend &cpuBackend() {
   // Leaked on purpose: blocks must stay releasable during static destruction.

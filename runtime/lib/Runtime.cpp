@@ -162,10 +162,9 @@ void init(const char *name, int numThreads) {
   if (requested == "cpu")
     backend = &cpuBackend();
   else if (requested == "cuda")
-    throw Error("backend \"cuda\" is not built yet: this zero-runtime has "
-                "only the \"cpu\" backend");
+    backend = &cudaBackend();
   else
-    throw Error("unknown backend \"" + requested + "\" (built: cpu)");
+    throw Error("unknown backend \"" + requested + "\" (built: cpu, cuda)");
   {
     std::lock_guard<std::mutex> lock(initMutex);
     backend->configure(numThreads);
@@ -717,7 +716,13 @@ void gemm(DType dtype, GemmCall g, bool batched) {
       checkDisjointC(g);
     }
     if (g.k == 0) {
-      // linalg semantics with an empty reduction: C = beta * C.
+      // linalg semantics with an empty reduction: C = beta * C, computed
+      // here on the host.
+      if (!backend().hostAccessible())
+        throw Error(format("k = 0 (an empty reduction) is not supported on "
+                           "the \"%s\" backend, whose memory the host cannot "
+                           "scale",
+                           backend().name()));
       if (dtype == DType::F32)
         scaleC<float>(g);
       else
@@ -758,6 +763,10 @@ void gemmBF16(GemmCall g, bool batched) {
   if (g.batch <= 0 || g.m <= 0 || g.n <= 0 || g.k <= 0 || g.strideA < 0 ||
       g.strideB < 0)
     return gemm(DType::F32, g, batched);
+  // A backend with a bf16 GEMM of its own (cuBLASLt) reads A and B as
+  // they are.
+  if (backend().nativeBf16Gemm())
+    return gemm(DType::BF16, g, batched);
   if (g.batch <= 1)
     g.strideA = g.strideB = 0;
   struct Widened {
@@ -1022,6 +1031,21 @@ void *zero::runtime::allocateCommBuffer(std::size_t bytes) {
   return memory().allocate(bytes, kMinAlignment, ZRT_COMM, /*zeroed=*/false);
 }
 
+void zero::runtime::copyRuntimeBuffer(void *dst, const void *src,
+                                      std::size_t bytes) {
+  backend().copy(dst, src, bytes);
+}
+
+void zero::runtime::requireHostBuffers(int ranks) {
+  Backend &b = backend();
+  if (!b.hostAccessible())
+    throw Error(format("collectives over %d ranks on the \"%s\" backend need "
+                       "NCCL, which this zero-runtime does not have yet: run "
+                       "a target=cuda step on one rank, or compile it for "
+                       "target=cpu",
+                       ranks, b.name()));
+}
+
 void zero::runtime::freeCommBuffer(void *ptr) noexcept {
   try {
     memory().release(ptr);
@@ -1138,66 +1162,150 @@ void zrt_set_generated_category(zrt_category category) {
 namespace {
 
 /// A kernel image recorded by mgpuModuleLoad (a global constructor, which
-/// runs before zrt_init chooses a device).
+/// runs before zrt_init chooses a device), loaded into the backend's
+/// context at its first mgpuModuleGetFunction. Generated code asks for the
+/// function at every launch, so functions are kept by name.
 struct KernelModule {
   const void *data;
   size_t size;
+  std::mutex mutex;
+  Backend *loadedBy = nullptr;
+  void *loaded = nullptr;
+  std::unordered_map<std::string, void *> functions;
+
+  KernelModule(const void *data, size_t size) : data(data), size(size) {}
+
+  void *function(const char *name) {
+    Backend &b = backend();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (loadedBy != &b) {
+      if (!data)
+        throw Error("the kernel module's image is NULL");
+      loaded = b.loadModule(data);
+      loadedBy = &b;
+      functions.clear();
+    }
+    auto it = functions.find(name);
+    if (it != functions.end())
+      return it->second;
+    void *f = b.moduleFunction(loaded, name);
+    functions.emplace(name, f);
+    return f;
+  }
 };
 
-/// The line a step compiled for target=cuda ends with on this runtime.
-constexpr const char *kNoCudaBackend =
-    "this step was compiled for target=cuda, and this zero-runtime has no "
-    "CUDA backend yet (built: cpu); compile it for target=cpu";
-
-} // namespace
-
-void zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
-  if (!guarded("zrt_copy_to_host", [&] {
+/// One of the copy entry points: checks the arguments, then has the
+/// backend copy.
+void copyEntry(const char *name, void *dst, const void *src, int64_t bytes,
+               void (Backend::*copy)(void *, const void *, std::size_t)) {
+  if (!guarded(name, [&] {
         if (bytes < 0)
           throw Error(format("bytes = %lld is negative",
                              static_cast<long long>(bytes)));
         if (bytes > 0 && (!dst || !src))
           throw Error(std::string(!dst ? "dst" : "src") + " is NULL");
-        // The CPU backend's memory is host memory.
         if (bytes > 0)
-          std::memcpy(dst, src, static_cast<size_t>(bytes));
+          (backend().*copy)(dst, src, static_cast<size_t>(bytes));
       }))
     reportFatal();
 }
 
+} // namespace
+
+void zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
+  copyEntry("zrt_copy_to_host", dst, src, bytes, &Backend::copyToHost);
+}
+
+void zrt_copy_from_host(void *dst, const void *src, int64_t bytes) {
+  copyEntry("zrt_copy_from_host", dst, src, bytes, &Backend::copyFromHost);
+}
+
+void zrt_copy(void *dst, const void *src, int64_t bytes) {
+  copyEntry("zrt_copy", dst, src, bytes, &Backend::copy);
+}
+
+int zrt_host_accessible(void) {
+  int result = 1;
+  if (!guarded("zrt_host_accessible",
+               [&] { result = backend().hostAccessible() ? 1 : 0; }))
+    reportFatal();
+  return result;
+}
+
+void zrt_synchronize(void) {
+  if (!guarded("zrt_synchronize", [] { backend().synchronize(); }))
+    reportFatal();
+}
+
+int zrt_set_tf32(int enable) {
+  int previous = 0;
+  if (!guarded("zrt_set_tf32", [&] {
+        previous = backend().setTf32(enable != 0) ? 1 : 0;
+      }))
+    reportFatal();
+  return previous;
+}
+
 void *zrt_gpu_stream(void) {
-  setLastError("zrt_gpu_stream", kNoCudaBackend);
-  reportFatal();
-  return nullptr;
+  void *stream = nullptr;
+  if (!guarded("zrt_gpu_stream", [&] { stream = backend().stream(); }))
+    reportFatal();
+  return stream;
 }
 
 void *mgpuModuleLoad(void *data, size_t size) {
-  // Never fails: a global constructor has nobody to report to.
-  return new (std::nothrow) KernelModule{data, size};
+  // Never fails: a global constructor has nobody to report to (a NULL
+  // module is reported at its first function).
+  return new (std::nothrow) KernelModule(data, size);
 }
 
 void *mgpuModuleLoadJIT(void *data, int opt_level) {
-  // PTX text (gpu-format=isa), NUL-terminated.
+  (void)opt_level;
+  // PTX text (gpu-format=isa), NUL-terminated: the driver compiles it.
   return new (std::nothrow)
-      KernelModule{data, data ? std::strlen(static_cast<char *>(data)) : 0};
+      KernelModule(data, data ? std::strlen(static_cast<char *>(data)) : 0);
 }
 
 void mgpuModuleUnload(void *module) {
+  // A global destructor, after zrt_shutdown: the loaded module goes with
+  // the backend's context; only the record is freed here.
   delete static_cast<KernelModule *>(module);
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
-  setLastError("mgpuModuleGetFunction", kNoCudaBackend);
-  reportFatal();
-  return nullptr;
+  void *f = nullptr;
+  if (!guarded("mgpuModuleGetFunction", [&] {
+        if (!module)
+          throw Error("the kernel module is NULL (out of memory at start-up)");
+        if (!name)
+          throw Error("the kernel name is NULL");
+        f = static_cast<KernelModule *>(module)->function(name);
+      }))
+    reportFatal();
+  return f;
 }
 
 void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
                       intptr_t grid_z, intptr_t block_x, intptr_t block_y,
                       intptr_t block_z, int32_t shared_bytes, void *stream,
                       void **params, void **extra, size_t param_count) {
-  setLastError("mgpuLaunchKernel", kNoCudaBackend);
-  reportFatal();
+  (void)param_count;
+  if (!guarded("mgpuLaunchKernel", [&] {
+        Backend &b = backend();
+        // A backend without kernels says so before anything else.
+        void *computeStream = b.stream();
+        if (!function)
+          throw Error("the kernel function is NULL");
+        if (extra)
+          throw Error("kernel parameters in `extra` are not supported");
+        if (stream != computeStream)
+          throw Error("the launch's stream is not the runtime's compute "
+                      "stream (zrt_gpu_stream)");
+        const int64_t grid[3] = {grid_x, grid_y, grid_z};
+        const int64_t block[3] = {block_x, block_y, block_z};
+        b.launch(function, grid, block, shared_bytes, params);
+      }))
+    reportFatal();
 }
 
 void zrt_gemm_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,

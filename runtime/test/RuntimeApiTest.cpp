@@ -49,22 +49,29 @@ TEST_F(RuntimeApi, GemmBackendIsNamed) {
   EXPECT_STREQ(zrt_last_error(), "zrt_get_gemm_backend: out is NULL");
 }
 
-TEST_F(RuntimeApi, InitCudaIsNotBuiltYet) {
-  EXPECT_NE(zrt_init("cuda", 0), 0);
-  EXPECT_STREQ(zrt_last_error(),
-               "zrt_init: backend \"cuda\" is not built yet: this "
-               "zero-runtime has only the \"cpu\" backend");
+// Without a GPU, "cuda" fails with one line naming what is missing
+// (RuntimeCudaTest.cpp covers both cases); with one it selects the device.
+TEST_F(RuntimeApi, InitCudaNeedsADevice) {
+  if (zrt_init("cuda", 0) == 0) {
+    EXPECT_EQ(zrt_host_accessible(), 0);
+    ASSERT_EQ(zrt_init("cpu", 1), 0) << zrt_last_error();
+    return;
+  }
+  EXPECT_EQ(std::string(zrt_last_error())
+                .rfind("zrt_init: the \"cuda\" backend is unavailable: ", 0),
+            0u)
+      << zrt_last_error();
 }
 
 TEST_F(RuntimeApi, InitUnknownBackend) {
   EXPECT_NE(zrt_init("tpu", 0), 0);
   EXPECT_STREQ(zrt_last_error(),
-               "zrt_init: unknown backend \"tpu\" (built: cpu)");
+               "zrt_init: unknown backend \"tpu\" (built: cpu, cuda)");
 }
 
 // A failed init leaves the previous backend in place.
 TEST_F(RuntimeApi, FailedInitKeepsBackend) {
-  ASSERT_NE(zrt_init("cuda", 0), 0);
+  ASSERT_NE(zrt_init("tpu", 0), 0);
   void *p = zrt_alloc(16, ZRT_PARAMS);
   ASSERT_NE(p, nullptr) << zrt_last_error();
   zrt_free(p);
@@ -107,7 +114,7 @@ TEST_F(RuntimeApi, LastErrorPersistsAcrossSuccess) {
   ASSERT_NE(zrt_init("tpu", 0), 0);
   ASSERT_EQ(zrt_init("cpu", 1), 0);
   EXPECT_STREQ(zrt_last_error(),
-               "zrt_init: unknown backend \"tpu\" (built: cpu)");
+               "zrt_init: unknown backend \"tpu\" (built: cpu, cuda)");
 }
 
 // target=cuda's host reads are copies: with the CPU backend, a memcpy.
@@ -124,18 +131,39 @@ TEST_F(RuntimeApi, CopyToHost) {
             "zrt_copy_to_host: src is NULL");
   EXPECT_EQ(fatalMessageOf([&] { zrt_copy_to_host(&host, &host, -4); }),
             "zrt_copy_to_host: bytes = -4 is negative");
+  // The driver's copies: from the host, within runtime memory, and the
+  // answer that host code may touch the CPU backend's blocks.
+  EXPECT_EQ(zrt_host_accessible(), 1);
+  float *a = static_cast<float *>(zrt_alloc(8, ZRT_ACTIVATIONS));
+  float *b = static_cast<float *>(zrt_alloc(8, ZRT_ACTIVATIONS));
+  float two[2] = {1.5f, -3.0f};
+  zrt_copy_from_host(a, two, sizeof two);
+  zrt_copy(b, a, sizeof two);
+  zrt_synchronize();
+  EXPECT_EQ(b[0], 1.5f);
+  EXPECT_EQ(b[1], -3.0f);
+  EXPECT_EQ(fatalMessageOf([&] { zrt_copy(b, nullptr, 4); }),
+            "zrt_copy: src is NULL");
+  EXPECT_EQ(fatalMessageOf([&] { zrt_copy_from_host(nullptr, two, 4); }),
+            "zrt_copy_from_host: dst is NULL");
+  // TF32 is a GPU's: the CPU backend keeps it off.
+  EXPECT_EQ(zrt_set_tf32(1), 0);
+  EXPECT_EQ(zrt_set_tf32(0), 0);
+  zrt_free(a);
+  zrt_free(b);
 }
 
 // A step compiled for target=cuda loads its kernels at start-up without a
-// failure, and stops with one line at its first kernel: this runtime has
-// no CUDA backend yet.
+// failure, and on the CPU backend stops with one line at its first kernel.
 TEST_F(RuntimeApi, CudaStepOnCpuRuntime) {
   static const char image[] = "not a fat binary";
   void *module = mgpuModuleLoad(const_cast<char *>(image), sizeof image);
   ASSERT_NE(module, nullptr);
   const std::string expected =
-      "this step was compiled for target=cuda, and this zero-runtime has no "
-      "CUDA backend yet (built: cpu); compile it for target=cpu";
+      "this step was compiled for target=cuda, and the runtime's backend is "
+      "\"cpu\", which runs no GPU kernels: run it with the \"cuda\" backend "
+      "(zrt_init(\"cuda\", ...); zero-run and compiled binaries choose it "
+      "from the step), or compile the step for target=cpu";
   EXPECT_EQ(fatalMessageOf([] { zrt_gpu_stream(); }),
             "zrt_gpu_stream: " + expected);
   EXPECT_EQ(fatalMessageOf([&] { mgpuModuleGetFunction(module, "k"); }),

@@ -1,4 +1,5 @@
 // RUN: zero-opt %s -split-input-file --zero-step-abi | FileCheck %s
+// RUN: zero-opt %s -split-input-file --zero-step-abi=target=cuda | FileCheck %s --check-prefix=CUDA
 
 // An unpartitioned step after bufferization: the descriptor lists the
 // parameter with its init and full layout, the batch input with its token
@@ -6,6 +7,7 @@
 // role, index, dtype, category and shape (scalars marked).
 // CHECK-LABEL: module attributes {zero.step_abi = {
 // CHECK-SAME: abi_version = 1
+// CHECK-SAME: backend = "cpu"
 // CHECK-SAME: batch = [{dtype = "i32", name = "tokens", shape = array<i64: 2, 3>, token_range = 5 : i64}]
 // CHECK-SAME: entries = [{args = [
 // CHECK-SAME: {category = "params", dtype = "f32", index = 0 : i64, name = "w", role = "param", shape = array<i64: 5, 2>}
@@ -23,6 +25,8 @@
 // CHECK-SAME: stage = 0 : i64
 // CHECK-SAME: states = [{dtype = "f32", kind = "m", param = 0 : i64, shape = array<i64: 5, 2>}]
 // CHECK-SAME: world_size = 1 : i64
+// The backend drivers select is the lowering's target.
+// CUDA: module attributes {zero.step_abi = {abi_version = 1 : i64, backend = "cuda", batch
 module {
   func.func @fb(%w: memref<5x2xf32> {zero.param = "w", zero.init = {kind = "normal", std = 0.02 : f64}},
                 %t: memref<2x3xi32> {zero.batch = "tokens", zero.token_range = 5 : i64},

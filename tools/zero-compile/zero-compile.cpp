@@ -70,6 +70,12 @@ Options:
                          module's batch, then one optimizer step on their
                          mean gradient (default 1)
   --opt-level N          LLVM optimization level, 0-3 (default 2)
+  --target cpu|cuda      what the step runs on (default cpu): cuda lowers
+                         loop nests to GPU kernels (NVVM, sm_90 by default)
+                         and runs them, cuBLASLt GEMMs and copies on one
+                         device, on one rank (NCCL collectives are not built
+                         yet); the CUDA driver and cuBLASLt are found at run
+                         time (LD_LIBRARY_PATH)
   --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
@@ -108,6 +114,7 @@ struct Options {
   std::string offloadOptimizer = "device", offloadParams = "device";
   unsigned optLevel = 2;
   std::string targetCpu = "host";
+  std::string target = "cpu";
   bool gemmToRuntime = true;
   bool schedule = true;
   double linkGbps = 10.0, linkLatencyUs = 20.0;
@@ -169,6 +176,11 @@ Options parseOptions(int argc, char **argv) {
       opts.optLevel = static_cast<unsigned>(integer(0, 3));
     } else if (key == "target-cpu") {
       opts.targetCpu = value();
+    } else if (key == "target") {
+      opts.target = value();
+      if (opts.target != "cpu" && opts.target != "cuda")
+        fail("option '--target' expects cpu or cuda, got '" + opts.target +
+             "'");
     } else if (key == "no-gemm-runtime") {
       opts.gemmToRuntime = false;
     } else if (key == "no-schedule") {
@@ -372,6 +384,7 @@ int main(int argc, char **argv) {
   options.memoryBudget = opts.memoryBudget;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
+  options.target = opts.target;
   llvm::Expected<std::string> object = compileStep(*module, options);
   if (!object)
     fail("'" + opts.input + "': " + llvm::toString(object.takeError()));

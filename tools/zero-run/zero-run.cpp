@@ -69,6 +69,12 @@ Compilation:
                          on their mean gradient (the global batch becomes K
                          micro-batches per rank; default 1)
   --opt-level N          LLVM optimization level, 0-3 (default 2)
+  --target cpu|cuda      what the step runs on (default cpu): cuda lowers
+                         loop nests to GPU kernels (NVVM, sm_90 by default)
+                         and runs them, cuBLASLt GEMMs and copies on one
+                         device, on one rank (NCCL collectives are not built
+                         yet); the CUDA driver and cuBLASLt are found at run
+                         time (LD_LIBRARY_PATH)
   --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
@@ -103,6 +109,7 @@ struct RunOptions {
   int64_t accumulate = 1;
   unsigned optLevel = 2;
   std::string targetCpu = "host";
+  std::string target = "cpu";
   bool gemmToRuntime = true;
   bool schedule = true;
   std::string linkModel, simLink, offload;
@@ -168,6 +175,11 @@ RunOptions parseOptions(int argc, char **argv) {
       opts.optLevel = integer(3);
     } else if (key == "target-cpu") {
       opts.targetCpu = value(i, key, inlineValue, hasInline);
+    } else if (key == "target") {
+      opts.target = value(i, key, inlineValue, hasInline);
+      if (opts.target != "cpu" && opts.target != "cuda")
+        fail("option '--target' expects cpu or cuda, got '" + opts.target +
+             "'");
     } else if (key == "no-gemm-runtime") {
       flag();
       opts.gemmToRuntime = false;
@@ -241,13 +253,14 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
     hash.update("unknown executable " + exe);
   hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
                             "link={5},{6} budget={7} accumulate={8} "
-                            "offload={9},{10}\n",
+                            "offload={9},{10} target={11}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
                             options.linkGbps, options.linkLatencyUs,
                             options.memoryBudget, options.accumulate,
-                            options.offloadOptimizer, options.offloadParams)
+                            options.offloadOptimizer, options.offloadParams,
+                            options.target)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -387,6 +400,7 @@ int main(int argc, char **argv) {
   }
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
+  options.target = opts.target;
 
   // Rank 0 compiles; the others wait (sleeping) for the object's size, then
   // for its bytes. Size 0 says that compilation failed.

@@ -17,9 +17,6 @@
 
 namespace mlir::zero {
 
-/// Where the step runs.
-enum class Target { CPU, CUDA };
-
 /// The lowering's options, shared by zero-lower, zero-lower-cpu and
 /// zero-train-pipeline.
 template <typename Derived>

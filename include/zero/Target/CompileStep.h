@@ -83,6 +83,9 @@ struct CompileOptions {
   int64_t memoryBudget = 0;
   /// zero-offload's placements: "device", "host" or "nvme".
   std::string offloadOptimizer = "device", offloadParams = "device";
+  /// What the step is lowered for: "cpu" or "cuda" (zero-lower's target;
+  /// the step's descriptor then names the runtime backend that runs it).
+  std::string target = "cpu";
   ObjectOptions object;
 };
 

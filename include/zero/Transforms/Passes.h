@@ -9,6 +9,9 @@
 
 namespace mlir::zero {
 
+/// Where the step runs (zero-lower's target, recorded by zero-step-abi).
+enum class Target { CPU, CUDA };
+
 /// Where zero-offload keeps a kind of model state.
 enum class Placement { Device, Host, Nvme };
 

@@ -195,7 +195,9 @@ def ZeroStepAbiPass : Pass<"zero-step-abi", "::mlir::ModuleOp"> {
     Reads every bufferized function with a `zero.role` and records, as the
     module attribute `zero.step_abi`, what a driver needs to call it without
     MLIR: the ABI version; whether the step is partitioned, its stage and
-    world size; the parameters in order with shape, element type, flat
+    world size; the runtime backend the lowering targets (`backend`, from
+    the `target` option: the driver selects it); the parameters in order
+    with shape, element type, flat
     layout (`numel`, `padded`, `shard`, from `zero.manifest`) and
     initialization (`zero.init`); the optimizer states, batch inputs (with
     `zero.token_range`), hyper-parameters and loss; and for each entry
@@ -218,7 +220,7 @@ def ZeroStepAbiPass : Pass<"zero-step-abi", "::mlir::ModuleOp"> {
     After, on the module:
     ```mlir
     module attributes {zero.step_abi = {abi_version = 1, partitioned = false,
-        stage = 0, world_size = 1,
+        stage = 0, world_size = 1, backend = "cpu",
         params = [
           {name = "w", dtype = "f32", shape = array<i64: 4>, numel = 4,
            padded = 4, shard = 4, init = {...}}
@@ -231,6 +233,18 @@ def ZeroStepAbiPass : Pass<"zero-step-abi", "::mlir::ModuleOp"> {
         ], ...}}
     ```
   }];
+  let options = [
+    Option<"target", "target", "::mlir::zero::Target",
+           "::mlir::zero::Target::CPU",
+           "What the step is lowered for: recorded as the descriptor's "
+           "`backend`, which drivers select",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::zero::Target::CPU, "cpu",
+                        "host memory, OpenBLAS (backend \"cpu\")"),
+             clEnumValN(::mlir::zero::Target::CUDA, "cuda",
+                        "device memory, cuBLASLt, kernels (backend "
+                        "\"cuda\")"))}]>,
+  ];
 }
 
 def ZeroExportStepAbiPass
@@ -953,6 +967,37 @@ def ZeroFuseElementwisePass
     Statistic<"numGeneralized", "num-generalized",
               "named ops turned into linalg.generic">
   ];
+}
+
+def ZeroExpandBf16Pass : Pass<"zero-expand-bf16", "::mlir::ModuleOp"> {
+  let summary = "Expand bf16 <-> f32 conversions into integer arithmetic "
+                "(upstream's patterns)";
+  let description = [{
+    Applies upstream MLIR's `populateExpandBFloat16Patterns` (the bf16 part
+    of `arith-expand{include-bf16}`) alone: `arith.extf` from bf16 becomes a
+    shift of the bits, `arith.truncf` to bf16 a round to nearest even on the
+    f32 bits (NaN to a quiet NaN), the rounding the runtime's bf16
+    collectives use. Without it LLVM lowers a truncation on a CPU without
+    a bf16 conversion instruction (AMD's Zen, Intel before Cooper Lake) to a
+    call of `__truncsfbf2`, a compiler-rt builtin that GCC 12's libgcc does
+    not have, so the step would not link. The other expansions of
+    `arith-expand` (min, max, divisions) are left to LLVM, as before.
+
+    Before:
+    ```mlir
+    %h = arith.truncf %x : f32 to bf16
+    ```
+    After (schematically):
+    ```mlir
+    %b = arith.bitcast %x : f32 to i32
+    %r = arith.addi %b, %bias : i32      // 0x7fff + the lowest kept bit
+    %s = arith.shrui %r, %c16 : i32
+    %t = arith.trunci %s : i32 to i16
+    %n = arith.select %isnan, %qnan, %t : i16
+    %h = arith.bitcast %n : i16 to bf16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def ZeroApproximateMathPass

@@ -48,8 +48,14 @@ extern "C" {
  * Set-up and errors
  *===----------------------------------------------------------------------===*/
 
-/* Selects and initializes a backend. `backend` is "cpu" (NULL means "cpu");
- * "cuda" is recognized but not built yet and fails. `num_threads` > 0 sets
+/* Selects and initializes a backend. `backend` is "cpu" (NULL means "cpu")
+ * or "cuda": device memory, cuBLASLt GEMMs and generated kernels in order
+ * on one compute stream of one GPU (the device ZERO_CUDA_DEVICE names, else
+ * the rank's local rank modulo the devices it sees). The CUDA driver
+ * (libcuda.so.1) and cuBLASLt (libcublasLt.so.13) are opened at run time,
+ * so nothing of CUDA is needed by a program that selects "cpu"; selecting
+ * "cuda" where they or a device are missing fails with a line that says
+ * which. `num_threads` > 0 sets
  * the number of threads for GEMMs and parallel loops (see "Threads"); <= 0
  * keeps the current (initially OpenBLAS's default count, which honours
  * OPENBLAS_NUM_THREADS and OMP_NUM_THREADS). Calling it again is safe:
@@ -207,28 +213,52 @@ ZRT_API void zrt_set_generated_category(zrt_category category);
  *===----------------------------------------------------------------------===*/
 
 /* What a step lowered with target=cuda calls besides the rest of this
- * header (docs/decisions.md, "target=cuda"). Its host code never reads or
- * writes a buffer itself: loop nests are kernels, launched on the stream
- * zrt_gpu_stream() returns.
+ * header (docs/decisions.md, "target=cuda"), and what a driver uses to reach
+ * the buffers of a backend whose memory the host cannot touch. Generated
+ * host code never reads or writes a buffer itself: loop nests are kernels,
+ * launched on the stream zrt_gpu_stream() returns.
  *
  * zrt_copy_to_host copies `bytes` bytes of runtime memory at `src` (a
  * scalar the host needs: the loss, a clipping coefficient) to host memory
- * at `dst` after the work queued before it. With the CPU backend it is a
- * memcpy. Invalid arguments go to the fatal handler. */
+ * at `dst` after the work queued before it, and returns when they are
+ * there. zrt_copy_from_host copies host memory into runtime memory ahead
+ * of the work queued after it (`src` may be reused on return). With the
+ * CPU backend both are a memcpy. Invalid arguments go to the fatal
+ * handler. */
 ZRT_API void zrt_copy_to_host(void *dst, const void *src, int64_t bytes);
+ZRT_API void zrt_copy_from_host(void *dst, const void *src, int64_t bytes);
+/* Copies `bytes` bytes between two runtime buffers that do not overlap, in
+ * order with the queued work (a driver's out-parameter copies). */
+ZRT_API void zrt_copy(void *dst, const void *src, int64_t bytes);
+
+/* 1 if the host may read and write the selected backend's blocks directly
+ * (cpu), 0 if they are device memory (cuda): then a driver goes through the
+ * copies above. */
+ZRT_API int zrt_host_accessible(void);
+
+/* Waits for the work queued on the backend so far (a no-op on the CPU). */
+ZRT_API void zrt_synchronize(void);
+
+/* Lets f32 GEMMs use TF32 tensor cores (CUDA backend; products of 10-bit
+ * mantissas, f32 accumulation); returns the previous setting. Off by
+ * default. The CPU backend has no TF32: it stays 0. */
+ZRT_API int zrt_set_tf32(int enable);
 
 /* The stream kernels are launched on: the CUDA backend's compute stream,
- * where its GEMMs and copies run too. With any other backend, or none, the
- * step cannot run: the fatal handler gets a line saying so. */
+ * where its GEMMs, copies and zero fills run too. With any other backend
+ * the step cannot run: the fatal handler gets a line saying so. */
 ZRT_API void *zrt_gpu_stream(void);
 
 /* The entry points MLIR's gpu-to-LLVM lowering calls (upstream's CUDA
  * runtime wrappers have the same names and types). mgpuModuleLoad runs in a
  * global constructor, before main and zrt_init: it only records the image
  * (a fat binary from gpu-module-to-binary) and returns its handle, so it
- * never fails; mgpuModuleUnload forgets it. mgpuModuleGetFunction and
- * mgpuLaunchKernel need the CUDA backend, which this runtime does not have
- * yet: they go to the fatal handler with a line that says so. */
+ * never fails; the image is loaded into the CUDA backend's context at the
+ * module's first mgpuModuleGetFunction, whose functions are then kept by
+ * name. mgpuModuleUnload forgets the record. mgpuLaunchKernel launches on
+ * the compute stream (another stream is refused). Failures (no CUDA
+ * backend selected, a kernel the image lacks, a launch the device refuses)
+ * go to the fatal handler with one line. */
 ZRT_API void *mgpuModuleLoad(void *data, size_t size);
 /* The same for PTX text (gpu-format=isa), which the driver compiles when it
  * loads it. */
@@ -414,7 +444,10 @@ ZRT_API int zrt_get_num_threads(void);
  * waiting rank ends the job (one line naming the collective and the ranks
  * that did not arrive, MPI_Abort). Waiting ranks poll for a millisecond,
  * then sleep between polls (50 us, growing to 10 ms after 100 ms) instead
- * of spinning. Buffers are host memory, contiguous, `count` elements of
+ * of spinning. Buffers are the backend's memory (on the CUDA backend a
+ * world of one rank copies on the compute stream, and more ranks need
+ * NCCL, which is not built yet: such a collective goes to the fatal
+ * handler), contiguous, `count` elements of
  * the type the name says. `count` may be 0 (no effect, pointers may be
  * NULL, the call is counted with 0 bytes); a negative count, a NULL buffer
  * with count > 0, a size overflow or an overlap of `in` and `out` other

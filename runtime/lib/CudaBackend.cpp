@@ -1,0 +1,612 @@
+//===- CudaBackend.cpp - CUDA backend of zero-runtime ---------------------===//
+//
+// Device memory from cuMemAlloc, zero fills and copies with the driver API,
+// GEMMs through cuBLASLt and generated kernels through cuLaunchKernel, all in
+// order on one compute stream of one device. Reuse of freed blocks and the
+// per-category accounting happen a layer up, in Runtime.cpp, exactly as for
+// the CPU backend: a block freed by the host may be handed out again while a
+// kernel queued before the free still reads it, which is safe because every
+// use of device memory is on the one stream, in program order.
+//
+// The CUDA driver and cuBLASLt are opened with dlopen when the backend is
+// first selected, so the runtime links nothing of CUDA: a CPU program needs
+// no CUDA library, and a training binary built where the CUDA toolkit is
+// runs where only the driver and the libraries are (the nvidia-* Python
+// packages, for example, on LD_LIBRARY_PATH). The headers give the types and
+// the versioned symbol names (cuMemAlloc is cuMemAlloc_v2), so what is looked
+// up is exactly what the header declares.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#ifdef ZERO_RUNTIME_HAVE_CUDA
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <cuda.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+namespace zero::runtime {
+namespace {
+
+#define ZERO_STR2(x) #x
+#define ZERO_STR(x) ZERO_STR2(x)
+
+/// The versioned name a header macro expands to ("cuMemAlloc_v2").
+#define ZERO_CU_NAME(fn) ZERO_STR(fn)
+
+/// The library cuBLASLt is looked up as: the major version of the headers
+/// the runtime was built with.
+const std::string kCublasLtLibrary =
+    "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+
+/// Entry points of the CUDA driver API, typed by the header's declarations.
+struct DriverApi {
+#define ZERO_CU_FN(fn) decltype(&fn) fn##_ = nullptr;
+#define ZERO_CU_FUNCTIONS(X)                                                   \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamSynchronize)                                                       \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemGetInfo)                                                              \
+  X(cuMemsetD8Async)                                                           \
+  X(cuMemcpyDtoHAsync)                                                         \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoDAsync)                                                         \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleGetFunction)                                                       \
+  X(cuLaunchKernel)
+  ZERO_CU_FUNCTIONS(ZERO_CU_FN)
+#undef ZERO_CU_FN
+};
+
+/// Entry points of cuBLASLt.
+struct LtApi {
+#define ZERO_LT_FN(fn) decltype(&fn) fn##_ = nullptr;
+#define ZERO_LT_FUNCTIONS(X)                                                   \
+  X(cublasLtGetVersion)                                                        \
+  X(cublasLtGetStatusName)                                                     \
+  X(cublasLtCreate)                                                            \
+  X(cublasLtMatmulDescCreate)                                                  \
+  X(cublasLtMatmulDescDestroy)                                                 \
+  X(cublasLtMatmulDescSetAttribute)                                            \
+  X(cublasLtMatrixLayoutCreate)                                                \
+  X(cublasLtMatrixLayoutDestroy)                                               \
+  X(cublasLtMatrixLayoutSetAttribute)                                          \
+  X(cublasLtMatmulPreferenceCreate)                                            \
+  X(cublasLtMatmulPreferenceDestroy)                                           \
+  X(cublasLtMatmulPreferenceSetAttribute)                                      \
+  X(cublasLtMatmulAlgoGetHeuristic)                                            \
+  X(cublasLtMatmul)
+  ZERO_LT_FUNCTIONS(ZERO_LT_FN)
+#undef ZERO_LT_FN
+};
+
+/// Opens `library` and resolves every entry point of `api`; throws Error
+/// with one line naming what is missing.
+void *openLibrary(const std::string &library, const char *what,
+                  const char *hint) {
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *why = dlerror();
+    throw Error("cannot open " + std::string(what) + " (" + library +
+                "): " + (why ? why : "not found") + "; " + hint);
+  }
+  return handle;
+}
+
+template <typename F>
+void resolve(void *handle, const std::string &library, const char *name,
+             F &out) {
+  out = reinterpret_cast<F>(dlsym(handle, name));
+  if (!out)
+    throw Error(library + " has no " + name +
+                ": the library is older than the headers the runtime was "
+                "built with");
+}
+
+/// The GEMM shapes that reuse a matmul plan (descriptors and algorithm).
+struct PlanKey {
+  int dtype;
+  bool transA, transB, tf32, betaZero;
+  int64_t batch, m, n, k, lda, ldb, ldc, strideA, strideB, strideC;
+  bool operator==(const PlanKey &o) const {
+    return std::memcmp(this, &o, sizeof o) == 0;
+  }
+};
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey &key) const {
+    const auto *bytes = reinterpret_cast<const unsigned char *>(&key);
+    std::size_t h = 1469598103934665603ull;
+    for (std::size_t i = 0; i < sizeof key; ++i)
+      h = (h ^ bytes[i]) * 1099511628211ull;
+    return h;
+  }
+};
+
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo;
+};
+
+/// cuBLASLt's workspace: what Hopper's kernels ask for at most (NVIDIA's
+/// recommendation for sm_90). Held outside the memory categories, as the
+/// backend's own, and reported by gemmKernel().
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend() { open(); }
+
+  const char *name() const override { return "cuda"; }
+
+  void configure(int) override { makeCurrent(); }
+
+  GemmKernelInfo gemmKernel() const override { return kernelInfo; }
+
+  bool nativeBf16Gemm() const override { return true; }
+  bool hostAccessible() const override { return false; }
+
+  Block allocate(std::size_t bytes, std::size_t alignment,
+                 bool zeroed) override {
+    makeCurrent();
+    // cuMemAlloc's blocks start at multiples of 256 bytes.
+    if (alignment > 256)
+      throw Error("the CUDA backend aligns blocks to 256 bytes, and " +
+                  std::to_string(alignment) + " were asked for");
+    CUdeviceptr ptr = 0;
+    CUresult r = cu.cuMemAlloc_(&ptr, bytes);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      throw std::bad_alloc();
+    check(r, "cuMemAlloc");
+    Block block;
+    block.ptr = block.handle = reinterpret_cast<void *>(ptr);
+    if (zeroed) {
+      CUresult z = cu.cuMemsetD8Async_(ptr, 0, bytes, computeStream);
+      if (z != CUDA_SUCCESS) {
+        cu.cuMemFree_(ptr);
+        check(z, "cuMemsetD8Async");
+      }
+    }
+    return block;
+  }
+
+  void fillZero(void *ptr, std::size_t bytes) override {
+    makeCurrent();
+    check(cu.cuMemsetD8Async_(device(ptr), 0, bytes, computeStream),
+          "cuMemsetD8Async");
+  }
+
+  void deallocate(const Block &block) noexcept override {
+    // cuMemFree waits for the device's work that may still use the block.
+    if (makeCurrentNoThrow())
+      cu.cuMemFree_(device(block.handle));
+  }
+
+  void copyToHost(void *dst, const void *src, std::size_t bytes) override {
+    makeCurrent();
+    check(cu.cuMemcpyDtoHAsync_(dst, device(src), bytes, computeStream),
+          "cuMemcpyDtoHAsync");
+    check(cu.cuStreamSynchronize_(computeStream), "cuStreamSynchronize");
+  }
+
+  void copyFromHost(void *dst, const void *src, std::size_t bytes) override {
+    makeCurrent();
+    // From pageable memory the copy has taken `src` when the call returns
+    // (CUDA's documented behaviour for pageable host buffers), so the
+    // caller may reuse it.
+    check(cu.cuMemcpyHtoDAsync_(device(dst), src, bytes, computeStream),
+          "cuMemcpyHtoDAsync");
+  }
+
+  void copy(void *dst, const void *src, std::size_t bytes) override {
+    makeCurrent();
+    check(cu.cuMemcpyDtoDAsync_(device(dst), device(src), bytes,
+                                computeStream),
+          "cuMemcpyDtoDAsync");
+  }
+
+  void synchronize() override {
+    makeCurrent();
+    check(cu.cuStreamSynchronize_(computeStream), "cuStreamSynchronize");
+  }
+
+  void *stream() override { return computeStream; }
+
+  void *loadModule(const void *image) override {
+    makeCurrent();
+    CUmodule module = nullptr;
+    check(cu.cuModuleLoadData_(&module, image),
+          "cuModuleLoadData (the step's kernels, built for " + arch +
+              "?)");
+    return module;
+  }
+
+  void *moduleFunction(void *module, const char *name) override {
+    makeCurrent();
+    CUfunction f = nullptr;
+    check(cu.cuModuleGetFunction_(&f, static_cast<CUmodule>(module), name),
+          std::string("cuModuleGetFunction(\"") + name + "\")");
+    return f;
+  }
+
+  void launch(void *function, const int64_t grid[3], const int64_t block[3],
+              int32_t sharedBytes, void **params) override {
+    makeCurrent();
+    unsigned g[3], b[3];
+    for (int i = 0; i < 3; ++i) {
+      if (grid[i] < 1 || grid[i] > 0x7fffffff || block[i] < 1 ||
+          block[i] > 1024)
+        throw Error("kernel launch with grid (" + std::to_string(grid[0]) +
+                    ", " + std::to_string(grid[1]) + ", " +
+                    std::to_string(grid[2]) + ") and block (" +
+                    std::to_string(block[0]) + ", " +
+                    std::to_string(block[1]) + ", " +
+                    std::to_string(block[2]) + ") is out of CUDA's range");
+      g[i] = static_cast<unsigned>(grid[i]);
+      b[i] = static_cast<unsigned>(block[i]);
+    }
+    if (sharedBytes < 0)
+      throw Error("negative dynamic shared memory");
+    check(cu.cuLaunchKernel_(static_cast<CUfunction>(function), g[0], g[1],
+                             g[2], b[0], b[1], b[2],
+                             static_cast<unsigned>(sharedBytes), computeStream,
+                             params, nullptr),
+          "cuLaunchKernel");
+  }
+
+  bool setTf32(bool enable) override {
+    std::lock_guard<std::mutex> lock(planMutex);
+    bool previous = tf32;
+    tf32 = enable;
+    return previous;
+  }
+
+  void gemm(DType dtype, const GemmArgs &args) override {
+    matmul(dtype, args, 1, 0, 0, 0);
+  }
+
+  void gemmBatched(DType dtype, const BatchedGemmArgs &args) override {
+    matmul(dtype, args.first, args.batch, args.strideA, args.strideB,
+           args.strideC);
+  }
+
+private:
+  static CUdeviceptr device(const void *ptr) {
+    return reinterpret_cast<CUdeviceptr>(ptr);
+  }
+
+  std::string errorText(CUresult r) const {
+    const char *name = nullptr, *text = nullptr;
+    if (cu.cuGetErrorName_)
+      cu.cuGetErrorName_(r, &name);
+    if (cu.cuGetErrorString_)
+      cu.cuGetErrorString_(r, &text);
+    std::string out = name ? name : "CUDA error " + std::to_string(int(r));
+    if (text)
+      out += std::string(" (") + text + ")";
+    return out;
+  }
+
+  void check(CUresult r, const std::string &what) const {
+    if (r != CUDA_SUCCESS)
+      throw Error(what + " failed: " + errorText(r));
+  }
+
+  void checkLt(cublasStatus_t s, const char *what) const {
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      const char *name = lt.cublasLtGetStatusName_
+                             ? lt.cublasLtGetStatusName_(s)
+                             : nullptr;
+      throw Error(std::string(what) + " failed: " +
+                  (name ? name : "cuBLAS status " + std::to_string(int(s))));
+    }
+  }
+
+  /// The runtime's context is current on the calling thread (the driver's,
+  /// the communication thread's).
+  void makeCurrent() {
+    if (currentOn != this) {
+      check(cu.cuCtxSetCurrent_(context), "cuCtxSetCurrent");
+      currentOn = this;
+    }
+  }
+
+  bool makeCurrentNoThrow() noexcept {
+    if (currentOn == this)
+      return true;
+    if (cu.cuCtxSetCurrent_(context) != CUDA_SUCCESS)
+      return false;
+    currentOn = this;
+    return true;
+  }
+
+  /// Which device this process uses: ZERO_CUDA_DEVICE, else the rank's
+  /// local rank (as MPI launchers tell it) modulo the devices there are.
+  int chooseDevice(int count) const {
+    if (const char *v = std::getenv("ZERO_CUDA_DEVICE"); v && *v) {
+      char *end = nullptr;
+      long d = std::strtol(v, &end, 10);
+      if (*end || d < 0 || d >= count)
+        throw Error(std::string("ZERO_CUDA_DEVICE=") + v +
+                    " is not a device number below " + std::to_string(count));
+      return static_cast<int>(d);
+    }
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                             "SLURM_LOCALID"})
+      if (const char *v = std::getenv(name); v && *v)
+        return std::atoi(v) % count;
+    return 0;
+  }
+
+  void open() {
+    driverLib = openLibrary("libcuda.so.1", "the CUDA driver",
+                            "is the NVIDIA driver installed (no GPU here?)");
+#define ZERO_CU_RESOLVE(fn) resolve(driverLib, "libcuda.so.1", ZERO_CU_NAME(fn), cu.fn##_);
+    ZERO_CU_FUNCTIONS(ZERO_CU_RESOLVE)
+#undef ZERO_CU_RESOLVE
+    CUresult init = cu.cuInit_(0);
+    if (init == CUDA_ERROR_STUB_LIBRARY)
+      throw Error("the libcuda.so.1 found is the CUDA toolkit's stub, not an "
+                  "NVIDIA driver: this machine has no GPU driver (take the "
+                  "stubs directory off LD_LIBRARY_PATH where there is one)");
+    check(init, "cuInit (no usable GPU or driver?)");
+    int count = 0;
+    check(cu.cuDeviceGetCount_(&count), "cuDeviceGetCount");
+    if (count == 0)
+      throw Error("the CUDA driver sees no device");
+    int ordinal = chooseDevice(count);
+    check(cu.cuDeviceGet_(&dev, ordinal), "cuDeviceGet");
+    check(cu.cuDevicePrimaryCtxRetain_(&context, dev),
+          "cuDevicePrimaryCtxRetain");
+    makeCurrent();
+    check(cu.cuStreamCreate_(&computeStream, CU_STREAM_NON_BLOCKING),
+          "cuStreamCreate");
+
+    char deviceName[256] = {};
+    cu.cuDeviceGetName_(deviceName, sizeof deviceName - 1, dev);
+    int major = 0, minor = 0, driverVersion = 0;
+    cu.cuDeviceGetAttribute_(
+        &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    cu.cuDeviceGetAttribute_(
+        &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    cu.cuDriverGetVersion_(&driverVersion);
+    arch = "sm_" + std::to_string(major) + std::to_string(minor);
+
+    ltLib = openLibrary(
+        kCublasLtLibrary, "cuBLASLt",
+        "put its directory on LD_LIBRARY_PATH (the CUDA toolkit's lib64, or "
+        "the nvidia-cublas Python package's nvidia/cu13/lib)");
+#define ZERO_LT_RESOLVE(fn) resolve(ltLib, kCublasLtLibrary, #fn, lt.fn##_);
+    ZERO_LT_FUNCTIONS(ZERO_LT_RESOLVE)
+#undef ZERO_LT_RESOLVE
+    checkLt(lt.cublasLtCreate_(&ltHandle), "cublasLtCreate");
+    CUdeviceptr ws = 0;
+    check(cu.cuMemAlloc_(&ws, kWorkspaceBytes), "cuMemAlloc (cuBLASLt workspace)");
+    workspace = reinterpret_cast<void *>(ws);
+
+    size_t ltVersion = lt.cublasLtGetVersion_();
+    kernelInfo.library = "cuBLASLt " + std::to_string(ltVersion / 10000) +
+                         "." + std::to_string(ltVersion / 100 % 100) + "." +
+                         std::to_string(ltVersion % 100) + " (workspace " +
+                         std::to_string(kWorkspaceBytes >> 20) +
+                         " MiB), CUDA driver " +
+                         std::to_string(driverVersion / 1000) + "." +
+                         std::to_string(driverVersion % 1000 / 10);
+    kernelInfo.kernel = std::string(deviceName) + " (" + arch + "), device " +
+                        std::to_string(ordinal) + " of " +
+                        std::to_string(count);
+    kernelInfo.detected = kernelInfo.kernel;
+    kernelInfo.chosenBy = std::getenv("ZERO_CUDA_DEVICE") ? "ZERO_CUDA_DEVICE"
+                                                          : "local rank";
+  }
+
+  /// Descriptors and the algorithm for one GEMM shape, made once.
+  const Plan &plan(DType dtype, const GemmArgs &g, int64_t batch,
+                   int64_t strideA, int64_t strideB, int64_t strideC) {
+    PlanKey key;
+    std::memset(&key, 0, sizeof key);
+    key.dtype = static_cast<int>(dtype);
+    key.transA = g.transA;
+    key.transB = g.transB;
+    key.tf32 = tf32 && dtype == DType::F32;
+    key.betaZero = g.beta == 0;
+    key.batch = batch;
+    key.m = g.m;
+    key.n = g.n;
+    key.k = g.k;
+    key.lda = g.lda;
+    key.ldb = g.ldb;
+    key.ldc = g.ldc;
+    key.strideA = strideA;
+    key.strideB = strideB;
+    key.strideC = strideC;
+    auto it = plans.find(key);
+    if (it != plans.end())
+      return it->second;
+
+    cudaDataType_t ab, cd, scale;
+    cublasComputeType_t compute;
+    switch (dtype) {
+    case DType::F32:
+      ab = cd = scale = CUDA_R_32F;
+      compute = key.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
+    case DType::F64:
+      ab = cd = scale = CUDA_R_64F;
+      compute = CUBLAS_COMPUTE_64F;
+      break;
+    case DType::BF16:
+    default:
+      ab = CUDA_R_16BF;
+      cd = scale = CUDA_R_32F;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    }
+
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a
+    // row-major matrix read column-major is its transpose, so cuBLASLt's A
+    // is our B and its B our A, each with its own transposition, and C is
+    // n x m column-major with leading dimension ldc.
+    Plan p;
+    checkLt(lt.cublasLtMatmulDescCreate_(&p.desc, compute, scale),
+            "cublasLtMatmulDescCreate");
+    cublasOperation_t opA = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    checkLt(lt.cublasLtMatmulDescSetAttribute_(
+                p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA),
+            "cublasLtMatmulDescSetAttribute");
+    checkLt(lt.cublasLtMatmulDescSetAttribute_(
+                p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
+            "cublasLtMatmulDescSetAttribute");
+    uint64_t aRows = g.transB ? g.k : g.n, aCols = g.transB ? g.n : g.k;
+    uint64_t bRows = g.transA ? g.m : g.k, bCols = g.transA ? g.k : g.m;
+    checkLt(lt.cublasLtMatrixLayoutCreate_(&p.a, ab, aRows, aCols, g.ldb),
+            "cublasLtMatrixLayoutCreate");
+    checkLt(lt.cublasLtMatrixLayoutCreate_(&p.b, ab, bRows, bCols, g.lda),
+            "cublasLtMatrixLayoutCreate");
+    checkLt(lt.cublasLtMatrixLayoutCreate_(&p.c, cd, g.n, g.m, g.ldc),
+            "cublasLtMatrixLayoutCreate");
+    if (batch > 1) {
+      int32_t count = static_cast<int32_t>(batch);
+      const std::pair<cublasLtMatrixLayout_t, int64_t> strided[] = {
+          {p.a, strideB}, {p.b, strideA}, {p.c, strideC}};
+      for (const auto &[layout, stride] : strided) {
+        checkLt(lt.cublasLtMatrixLayoutSetAttribute_(
+                    layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                    sizeof count),
+                "cublasLtMatrixLayoutSetAttribute");
+        checkLt(lt.cublasLtMatrixLayoutSetAttribute_(
+                    layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                    &stride, sizeof stride),
+                "cublasLtMatrixLayoutSetAttribute");
+      }
+    }
+
+    // Bit-reproducible runs: no split-K reduction that adds partial
+    // products in place in the output, whose order is not fixed.
+    cublasLtMatmulPreference_t pref = nullptr;
+    checkLt(lt.cublasLtMatmulPreferenceCreate_(&pref),
+            "cublasLtMatmulPreferenceCreate");
+    uint64_t ws = kWorkspaceBytes;
+    uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_MASK &
+                       ~uint32_t(CUBLASLT_REDUCTION_SCHEME_INPLACE);
+    cublasLtMatmulHeuristicResult_t result;
+    int found = 0;
+    cublasStatus_t s = lt.cublasLtMatmulPreferenceSetAttribute_(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = lt.cublasLtMatmulPreferenceSetAttribute_(
+          pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+          sizeof schemes);
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = lt.cublasLtMatmulAlgoGetHeuristic_(ltHandle, p.desc, p.a, p.b, p.c,
+                                             p.c, pref, 1, &result, &found);
+    lt.cublasLtMatmulPreferenceDestroy_(pref);
+    checkLt(s, "cublasLtMatmulAlgoGetHeuristic");
+    if (found < 1)
+      throw Error("cuBLASLt has no algorithm for a " +
+                  std::string(dtype == DType::F32   ? "f32"
+                              : dtype == DType::F64 ? "f64"
+                                                    : "bf16 x bf16 -> f32") +
+                  " GEMM of m = " + std::to_string(g.m) +
+                  ", n = " + std::to_string(g.n) + ", k = " +
+                  std::to_string(g.k) + ", batch " + std::to_string(batch));
+    p.algo = result.algo;
+    return plans.emplace(key, p).first->second;
+  }
+
+  void matmul(DType dtype, const GemmArgs &g, int64_t batch, int64_t strideA,
+              int64_t strideB, int64_t strideC) {
+    makeCurrent();
+    std::lock_guard<std::mutex> lock(planMutex);
+    const Plan &p = plan(dtype, g, batch, strideA, strideB, strideC);
+    float alpha32 = 1.0f, beta32 = static_cast<float>(g.beta);
+    double alpha64 = 1.0, beta64 = g.beta;
+    const void *alpha = dtype == DType::F64 ? static_cast<const void *>(&alpha64)
+                                            : &alpha32;
+    const void *beta =
+        dtype == DType::F64 ? static_cast<const void *>(&beta64) : &beta32;
+    checkLt(lt.cublasLtMatmul_(ltHandle, p.desc, alpha, g.b, p.a, g.a, p.b,
+                               beta, g.c, p.c, g.c, p.c, &p.algo, workspace,
+                               kWorkspaceBytes, computeStream),
+            "cublasLtMatmul");
+  }
+
+  DriverApi cu;
+  LtApi lt;
+  void *driverLib = nullptr, *ltLib = nullptr;
+  CUdevice dev = 0;
+  CUcontext context = nullptr;
+  CUstream computeStream = nullptr;
+  cublasLtHandle_t ltHandle = nullptr;
+  void *workspace = nullptr;
+  std::string arch;
+  GemmKernelInfo kernelInfo;
+  std::mutex planMutex;
+  bool tf32 = false;
+  std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
+  static thread_local CudaBackend *currentOn;
+};
+
+thread_local CudaBackend *CudaBackend::currentOn = nullptr;
+
+} // namespace
+
+Backend &cudaBackend() {
+  // Made once, on first use; a failure is remembered and repeated (the
+  // driver cannot be initialized twice in a useful way). Leaked on purpose,
+  // as the CPU backend: blocks must stay releasable during static
+  // destruction.
+  static std::once_flag once;
+  static Backend *backend = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    try {
+      backend = new CudaBackend();
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+  });
+  if (!backend)
+    throw Error("the \"cuda\" backend is unavailable: " + failure);
+  return *backend;
+}
+
+} // namespace zero::runtime
+
+#else // !ZERO_RUNTIME_HAVE_CUDA
+
+namespace zero::runtime {
+
+Backend &cudaBackend() {
+  throw Error("this zero-runtime was built without the CUDA headers (cuda.h "
+              "and cublasLt.h were not found when it was configured), so it "
+              "has no \"cuda\" backend: rebuild it with the CUDA toolkit "
+              "installed (-DCUDAToolkit_ROOT=...)");
+}
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_HAVE_CUDA

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Builds the GPU checks of the CUDA backend into one directory that runs on a
+# machine with an NVIDIA GPU but no MLIR, LLVM, MPI or OpenBLAS (the device
+# machines: CUDA and PyTorch only). Everything is compiled here:
+#
+#   scripts/gpu-bundle.sh DIR        (BUILD_DIR=build by default)
+#
+# DIR then holds
+#   bin/         training binaries built with zero-compile --target cuda,
+#                and the runtime's GoogleTest units (RuntimeCuda.*)
+#   lib/         the shared libraries they need that such a machine lacks
+#                (OpenBLAS, Open MPI and theirs; never glibc or libstdc++)
+#   ref/         the same steps trained here on the CPU: losses (stats JSON)
+#                and zero-memory-report's predictions
+#   check.py     the checks (scripts/gpu_check.py), run.sh to run them
+#   speed.py     GPT-2 124M against PyTorch eager and torch.compile
+#                (scripts/gpu_speed.py; needs PyTorch with CUDA there)
+# and is small enough to travel (a few tens of MB). On the GPU machine:
+#
+#   bash DIR/run.sh OUTDIR
+#
+# prints one line per check and a summary, writes the figures to OUTDIR, and
+# exits 0 only if every check passed; then
+#
+#   python3 DIR/speed.py DIR OUTDIR
+#
+# measures the speed. docs/building.md ("GPU") says more.
+set -euo pipefail
+
+usage() { echo "usage: scripts/gpu-bundle.sh DIR" >&2; exit 2; }
+[ $# -eq 1 ] || usage
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${BUILD_DIR:-$root/build}" && pwd) ||
+  { echo "gpu-bundle: error: no build directory (run scripts/setup.sh and cmake --build build)" >&2; exit 1; }
+bin=$build/bin
+for tool in zero-gen zero-opt zero-compile; do
+  [ -x "$bin/$tool" ] ||
+    { echo "gpu-bundle: error: $bin/$tool is missing: build zero-mlir first (cmake --build $build)" >&2; exit 1; }
+done
+
+out=$1
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp"/{bin,lib,ref,steps}
+t=$out.tmp
+
+# The steps: the issue's gpt-tiny and gpt d256 L4 (the benchmarks' GPT), and
+# GPT-2 124M at sequence 1024 for the memory check.
+"$bin/zero-gen" gpt --preset gpt-tiny -o "$t/steps/gpt-tiny.mlir"
+"$bin/zero-gen" gpt --d-model 256 --layers 4 --heads 4 --seq 128 --batch 2 \
+  --vocab 256 -o "$t/steps/gpt-d256.mlir"
+"$bin/zero-gen" gpt --preset gpt2-124m --batch "${GPT2_BATCH:-8}" \
+  -o "$t/steps/gpt2-124m.mlir"
+"$bin/zero-gen" gpt --preset gpt2-124m --batch "${GPT2_BATCH:-8}" \
+  --summary > "$t/ref/gpt2-124m.summary.json"
+# The same in bf16 mixed precision, for the speed comparison only.
+"$bin/zero-gen" gpt --preset gpt2-124m --batch "${GPT2_BATCH:-8}" --dtype bf16 \
+  -o "$t/steps/gpt2-124m-bf16.mlir"
+"$bin/zero-compile" "$t/steps/gpt2-124m-bf16.mlir" --target cuda \
+  -o "$t/bin/gpt2-124m-bf16-cuda"
+
+steps=20
+for m in gpt-tiny gpt-d256 gpt2-124m; do
+  echo "gpu-bundle: $m"
+  "$bin/zero-compile" "$t/steps/$m.mlir" --target cuda -o "$t/bin/$m-cuda"
+  # The prediction the device's measured peaks are held to: the same
+  # bufferized step (the CUDA lowering shares the CPU's bufferization).
+  "$bin/zero-opt" "$t/steps/$m.mlir" --zero-bufferize-step \
+    --zero-memory-report="output=$t/ref/$m.report.json" -o /dev/null
+done
+# CPU references on the same initial parameters and batches (the driver
+# draws both from the seed alone): f32 losses of every step.
+for m in gpt-tiny gpt-d256; do
+  "$bin/zero-compile" "$t/steps/$m.mlir" -o "$t/steps/$m-cpu"
+  "$t/steps/$m-cpu" --steps $steps --progress none \
+    --stats-json "$t/ref/$m.cpu.json" > /dev/null
+done
+
+# Shared libraries the binaries load that a CUDA-only machine may lack.
+# glibc, libstdc++ and libgcc_s are the target's own (its are newer), and
+# the CUDA libraries are opened at run time from the machine's installation.
+tests=$build/runtime/test/zero-runtime-tests
+[ -x "$tests" ] ||
+  { echo "gpu-bundle: error: $tests is missing: build zero-mlir with its tests" >&2; exit 1; }
+cp "$tests" "$t/bin/"
+{ ldd "$t/bin/gpt-tiny-cuda"; ldd "$tests"; } | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.*|libm.so.*|libdl.so.*|librt.so.*|libpthread.so.*|ld-linux*|\
+    libstdc++.so.*|libgcc_s.so.*) ;;
+    *) cp -L "$lib" "$t/lib/" ;;
+  esac
+done
+
+cp "$root/scripts/gpu_check.py" "$t/check.py"
+cp "$root/scripts/gpu_speed.py" "$t/speed.py"
+cp "$root/bench/torch_gpt.py" "$t/torch_gpt.py"
+cp "$root/integration_tests/tools/check_memory.py" "$t/check_memory.py"
+cat > "$t/run.sh" <<'EOF'
+#!/usr/bin/env bash
+# Runs the CUDA backend's checks (see check.py); OUTDIR gets the figures.
+here=$(cd "$(dirname "$0")" && pwd)
+exec python3 "$here/check.py" "$here" "${1:-${OUT:-gpu-check-out}}"
+EOF
+chmod +x "$t/run.sh"
+rm -rf "$t/steps"
+rm -rf "$out" && mv "$t" "$out"
+echo "gpu-bundle: $out ($(du -sh "$out" | cut -f1)); run it there with: bash $out/run.sh OUTDIR"

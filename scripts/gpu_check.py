@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""The CUDA backend's checks, run on a machine with an NVIDIA GPU from a
+bundle that scripts/gpu-bundle.sh built (this file travels in it as
+check.py):
+
+  python3 BUNDLE/check.py BUNDLE OUTDIR [--only NAME,...] [--timeout S]
+
+Checks (the CUDA issue's correctness and memory bars):
+  runtime:   the runtime's RuntimeCuda.* GoogleTest units on the device
+             (exact GEMMs in every form, copies, accounting, a kernel
+             launched from PTX);
+  loss:      gpt-tiny and gpt d256 L4, 20 steps on the GPU (f32, TF32 off)
+             from the CPU run's initial parameters and batches: every
+             step's loss within 1e-4 relative of the CPU's;
+  repro:     a second GPU run gives the same losses and parameters, bit for
+             bit;
+  memory:    each category's measured peak device bytes equal
+             zero-memory-report's prediction (check_memory.py);
+  gpt2-124m: GPT-2 small at sequence 1024 runs two steps, and its peak
+             device bytes per category equal the prediction.
+Prints one line per check, writes OUTDIR/summary.json and the runs' stats,
+and exits 0 only if every check ran and passed. Needs python3 alone (no
+PyTorch): the CUDA driver and cuBLASLt are found on the machine (the
+driver's directory, the CUDA toolkit, or the nvidia-cublas Python package).
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def library_dirs():
+    """Directories that hold libcuda.so.1 and libcublasLt.so.13 here."""
+    found = []
+
+    def add(pattern, name):
+        for path in sorted(glob.glob(pattern)):
+            if os.path.exists(os.path.join(path, name)) and path not in found:
+                found.append(path)
+                return True
+        return False
+
+    for d in ('/usr/local/nvidia/lib64', '/usr/local/nvidia/lib',
+              '/usr/lib/x86_64-linux-gnu', '/usr/lib64'):
+        if add(d, 'libcuda.so.1'):
+            break
+    if not add('/usr/local/cuda/lib64', 'libcublasLt.so.13'):
+        roots = []
+        try:
+            import nvidia  # the nvidia-* wheels' namespace package
+            roots = list(nvidia.__path__)
+        except ImportError:
+            pass
+        roots += glob.glob('/usr/local/lib/python3*/*-packages/nvidia')
+        roots += glob.glob('/opt/*/.venv/lib/python3*/site-packages/nvidia')
+        for r in roots:
+            if add(os.path.join(r, '*', 'lib'), 'libcublasLt.so.13'):
+                break
+    return found
+
+
+class Checks:
+    def __init__(self, bundle, out, timeout):
+        self.bundle, self.out, self.timeout = bundle, out, timeout
+        self.results = []
+        dirs = [os.path.join(bundle, 'lib')] + library_dirs()
+        self.env = dict(os.environ)
+        self.env['LD_LIBRARY_PATH'] = ':'.join(
+            dirs + [p for p in self.env.get('LD_LIBRARY_PATH', '').split(':') if p])
+
+    def record(self, name, passed, detail):
+        self.results.append({'check': name, 'passed': passed, 'detail': detail})
+        print(f"{'PASS' if passed else 'FAIL'} {name}: {detail}", flush=True)
+
+    def train(self, model, tag, steps, extra=()):
+        """Runs BUNDLE/bin/MODEL-cuda; returns (stats, params path) or None."""
+        stats = os.path.join(self.out, f'{model}.{tag}.json')
+        params = os.path.join(self.out, f'{model}.{tag}.params')
+        cmd = [os.path.join(self.bundle, 'bin', f'{model}-cuda'), '--steps',
+               str(steps), '--progress', 'none', '--stats-json', stats,
+               '--dump-params', params, *extra]
+        start = time.time()
+        try:
+            p = subprocess.run(cmd, env=self.env, capture_output=True,
+                               text=True, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.record(f'{model} {tag} run', False,
+                        f'did not finish in {self.timeout} s')
+            return None
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ['(no output)'])[-1]
+            self.record(f'{model} {tag} run', False,
+                        f'exit {p.returncode}: {last}')
+            return None
+        with open(stats) as f:
+            s = json.load(f)
+        s['wall_s'] = time.time() - start
+        return s, params, stats
+
+    def unit_tests(self):
+        cmd = [os.path.join(self.bundle, 'bin', 'zero-runtime-tests'),
+               '--gtest_filter=RuntimeCuda*', '--gtest_brief=1']
+        try:
+            p = subprocess.run(cmd, env=self.env, capture_output=True,
+                               text=True, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return self.record('runtime units', False,
+                               f'did not finish in {self.timeout} s')
+        out = p.stdout + p.stderr
+        skipped = 'SKIPPED' in out
+        lines = [l for l in out.splitlines()
+                 if 'FAILED' in l or 'Failure' in l or 'Skipped' in l or
+                 'PASSED' in l]
+        self.record('runtime units', p.returncode == 0 and not skipped,
+                    '; '.join(lines[-6:]) or f'exit {p.returncode}')
+
+    def losses(self, model, gpu):
+        with open(os.path.join(self.bundle, 'ref', f'{model}.cpu.json')) as f:
+            cpu = json.load(f)['losses']
+        g = gpu['losses']
+        if len(g) != len(cpu):
+            return self.record(f'{model} loss', False,
+                               f'{len(g)} GPU losses, {len(cpu)} CPU losses')
+        worst, at = 0.0, 0
+        for i, (a, b) in enumerate(zip(g, cpu)):
+            rel = abs(a - b) / max(abs(b), 1e-30)
+            if rel > worst:
+                worst, at = rel, i + 1
+        self.record(f'{model} loss', worst <= 1e-4,
+                    f'largest relative difference from the CPU {worst:.2e} '
+                    f'(step {at}) over {len(g)} steps; bar 1e-4')
+
+    def memory(self, model, gpu, stats):
+        report = os.path.join(self.bundle, 'ref', f'{model}.report.json')
+        p = subprocess.run([sys.executable,
+                            os.path.join(self.bundle, 'check_memory.py'),
+                            report, stats], capture_output=True, text=True)
+        peak = gpu['peak_bytes']
+        detail = ', '.join(f'{k} {v}' for k, v in peak.items())
+        lines = (p.stdout + p.stderr).strip().splitlines()
+        self.record(f'{model} memory', p.returncode == 0,
+                    f'measured peak bytes: {detail}' +
+                    ('' if p.returncode == 0 else f'; {lines[-1] if lines else ""}'))
+
+    def run(self, only):
+        def want(name):
+            return not only or name in only
+
+        try:
+            smi = subprocess.run(['nvidia-smi', '--query-gpu=name,memory.total,'
+                                  'driver_version', '--format=csv,noheader'],
+                                 capture_output=True, text=True)
+            device = smi.stdout.strip() or smi.stderr.strip()
+        except OSError as e:
+            device = f'nvidia-smi: {e.strerror} (no NVIDIA driver here?)'
+        print(f"device: {device}", flush=True)
+        print(f"LD_LIBRARY_PATH={self.env['LD_LIBRARY_PATH']}", flush=True)
+        if want('runtime'):
+            self.unit_tests()
+        for model in ('gpt-tiny', 'gpt-d256'):
+            if not want(model):
+                continue
+            first = self.train(model, 'gpu1', 20)
+            if not first:
+                continue
+            self.losses(model, first[0])
+            self.memory(model, first[0], first[2])
+            second = self.train(model, 'gpu2', 20)
+            if second:
+                with open(first[1], 'rb') as a, open(second[1], 'rb') as b:
+                    same = a.read() == b.read()
+                same_losses = first[0]['losses'] == second[0]['losses']
+                self.record(f'{model} repro', same and same_losses,
+                            'parameters ' + ('bit-identical' if same else 'DIFFER') +
+                            ', losses ' + ('identical' if same_losses else 'DIFFER') +
+                            ' between two GPU runs')
+            print(f"  {model}: median step {first[0]['step_time_s'] * 1e3:.2f} ms, "
+                  f"{first[0]['tokens_per_s']:.0f} tokens/s", flush=True)
+        if want('gpt2-124m'):
+            run = self.train('gpt2-124m', 'gpu1', 2)
+            if run:
+                s = run[0]
+                print(f"  gpt2-124m: median step {s['step_time_s'] * 1e3:.1f} ms, "
+                      f"{s['tokens_per_s']:.0f} tokens/s, peak total "
+                      f"{s['peak_bytes']['total'] / 2**30:.2f} GiB", flush=True)
+                self.memory('gpt2-124m', s, run[2])
+        for f in glob.glob(os.path.join(self.out, '*.params')):
+            os.remove(f)
+        with open(os.path.join(self.out, 'summary.json'), 'w') as f:
+            json.dump(self.results, f, indent=1)
+        failed = [r['check'] for r in self.results if not r['passed']]
+        print(f"{len(self.results) - len(failed)} passed, {len(failed)} failed")
+        return 0 if self.results and not failed else 1
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('bundle')
+    parser.add_argument('out')
+    parser.add_argument('--only', default='',
+                        help='comma-separated: runtime, gpt-tiny, gpt-d256, '
+                        'gpt2-124m')
+    parser.add_argument('--timeout', type=float, default=240,
+                        help='seconds one training run may take')
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    only = {m for m in args.only.split(',') if m}
+    sys.exit(Checks(os.path.abspath(args.bundle), args.out, args.timeout).run(only))
+
+
+if __name__ == '__main__':
+    main()
