@@ -97,8 +97,18 @@ def binary_run(bundle, out, name, steps, extra, env):
         return {'error': f'exit {p.returncode}: {last}'}
     with open(stats) as f:
         s = json.load(f)
-    return {'step_time_s': s['step_time_s'], 'tokens_per_s': s['tokens_per_s'],
-            'peak_bytes': s['peak_bytes']['total'], 'loss': s['losses'][-1]}
+    out = {'step_time_s': s['step_time_s'], 'tokens_per_s': s['tokens_per_s'],
+           'peak_bytes': s['peak_bytes']['total'], 'loss': s['losses'][-1]}
+    if s.get('sync_timing'):
+        # Device seconds per step: GEMMs and the slowest generated kernels.
+        steps_run = max(1, s['steps'])
+        total = s['step_time_mean_s']
+        out['gemm_share'] = s['gemm']['seconds'] / steps_run / total
+        out['top_kernels'] = [
+            {'name': k['name'], 'ms_per_step': k['seconds'] / steps_run * 1e3,
+             'launches_per_step': k['launches'] / steps_run}
+            for k in s['kernels'][:8]]
+    return out
 
 
 def main():
@@ -135,6 +145,17 @@ def main():
                                          args.warmup + args.steps,
                                          ['--tf32'] if precision == 'f32' else [],
                                          env))]
+        # Where the binary's time goes: GEMMs and kernels timed on the
+        # device (--sync-timing), a run of its own.
+        profile = binary_run(bundle, args.out, name, args.warmup + args.steps,
+                             ['--sync-timing'] + (['--tf32'] if precision == 'f32' else []),
+                             env)
+        if 'error' not in profile:
+            print(f"{precision:5} zero-mlir profile: GEMM {profile['gemm_share']:.0%} of "
+                  f"the device's step; slowest kernels (ms/step): " +
+                  ', '.join(f"{k['name']} {k['ms_per_step']:.2f}"
+                            for k in profile['top_kernels'][:5]), flush=True)
+        rows[0][1]['profile'] = profile
         for mode in args.modes.split(','):
             try:
                 rows.append((f'PyTorch {mode}',

@@ -65,6 +65,7 @@ struct Options {
   std::vector<std::string> hyperOverrides;
   bool checkGrads = false;
   bool tf32 = false;
+  bool syncTiming = false;
   double checkTol = 1e-6, checkFloor = 1e-6, checkStep = 1e-4;
   unsigned checkMax = 0;
   bool help = false;
@@ -114,6 +115,12 @@ constexpr const char *kUsage = R"(Training:
                          completion)
   --num-threads N        threads for GEMMs and parallel loops; 0 = the cores
                          shared among the ranks on this machine (default)
+  --sync-timing          GEMMs and kernels wait for the device before and
+                         after they run, so that the stats JSON's GEMM and
+                         per-kernel ("kernels") seconds are the device's and
+                         show where a GPU step's time goes (slower; same
+                         results; on the CPU the timings are the work's
+                         anyway)
   --tf32                 a target=cuda step's f32 GEMMs may use TF32 tensor
                          cores (10-bit mantissa products, f32 accumulation);
                          off by default. The backend (cpu or cuda) is the
@@ -216,6 +223,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"hyper", List, &opts.hyperOverrides},
       {"check-grads", Flag, &opts.checkGrads},
       {"tf32", Flag, &opts.tf32},
+      {"sync-timing", Flag, &opts.syncTiming},
       {"check-grads-tol", Double, &opts.checkTol},
       {"check-grads-floor", Double, &opts.checkFloor},
       {"check-grads-h", Double, &opts.checkStep},
@@ -1103,6 +1111,7 @@ int train(const zrt_driver_program &program, Options &opts) {
               abi.backend);
     zrt_set_tf32(1);
   }
+  zrt_set_sync_timing(opts.syncTiming ? 1 : 0);
   if (!opts.simLink.empty() &&
       zrt_set_sim_link(opts.linkGbps * 1e9, opts.linkLatencyUs * 1e-6) != 0)
     fail(zrt_last_error());
@@ -1771,6 +1780,28 @@ int train(const zrt_driver_program &program, Options &opts) {
         shapes.push(std::move(s));
       }
       stats.set("gemm_shapes", std::move(shapes));
+      // Generated kernels (target=cuda), the slowest first; their seconds
+      // (and the GEMMs') are the device's with --sync-timing.
+      std::vector<zrt_kernel_stats> kernels;
+      for (size_t i = 0, e = zrt_kernel_stats_count(); i < e; ++i) {
+        zrt_kernel_stats k;
+        if (zrt_get_kernel_stats(i, &k) == 0 && k.launches > 0)
+          kernels.push_back(k);
+      }
+      std::stable_sort(kernels.begin(), kernels.end(),
+                       [](const zrt_kernel_stats &a, const zrt_kernel_stats &b) {
+                         return a.seconds > b.seconds;
+                       });
+      JsonValue kernelArray = JsonValue::array();
+      for (const zrt_kernel_stats &k : kernels) {
+        JsonValue o = JsonValue::object();
+        o.set("name", JsonValue::string(k.name));
+        o.set("launches", JsonValue::integer(static_cast<int64_t>(k.launches)));
+        o.set("seconds", JsonValue::number(k.seconds));
+        kernelArray.push(std::move(o));
+      }
+      stats.set("kernels", std::move(kernelArray));
+      stats.set("sync_timing", JsonValue::boolean(opts.syncTiming));
       std::string text = stats.dump(2) + "\n";
       writeOrFail(opts.statsJson, {{text.data(), text.size()}});
     }

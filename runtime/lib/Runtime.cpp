@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <mutex>
 #include <new>
@@ -474,6 +475,10 @@ struct ShapeKeyHash {
   }
 };
 
+/// zrt_set_sync_timing: GEMMs and kernel launches wait for the device, so
+/// that their seconds are its own.
+std::atomic<bool> syncTiming{false};
+
 class GemmCounters {
 public:
   void record(const ShapeKey &key, double seconds) {
@@ -691,6 +696,9 @@ void gemm(DType dtype, GemmCall g, bool batched) {
   checkNonNegative("m", g.m);
   checkNonNegative("n", g.n);
   checkNonNegative("k", g.k);
+  const bool sync = syncTiming.load(std::memory_order_relaxed);
+  if (sync)
+    backend().synchronize();
   auto start = std::chrono::steady_clock::now();
   ShapeKey key{dtypeBytes(dtype), g.batch, g.m, g.n, g.k};
 
@@ -745,6 +753,8 @@ void gemm(DType dtype, GemmCall g, bool batched) {
     }
   }
 
+  if (sync)
+    backend().synchronize();
   auto end = std::chrono::steady_clock::now();
   std::chrono::duration<double> elapsed = end - start;
   gemmCounters().record(key, elapsed.count());
@@ -1161,6 +1171,58 @@ void zrt_set_generated_category(zrt_category category) {
 
 namespace {
 
+/// Launches and seconds per kernel (zrt_get_kernel_stats), by the function
+/// handle generated code launches. Entries (and their names) stay for the
+/// process's life; a reset zeroes their counts.
+class KernelProfile {
+public:
+  void name(void *function, const char *kernel) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (index.try_emplace(function, entries.size()).second)
+      entries.push_back(Entry{kernel, 0, 0.0});
+  }
+  void record(void *function, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = index.find(function);
+    if (it == index.end())
+      return;
+    ++entries[it->second].launches;
+    entries[it->second].seconds += seconds;
+  }
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (Entry &e : entries)
+      e.launches = 0, e.seconds = 0;
+  }
+  std::size_t count() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return entries.size();
+  }
+  bool get(std::size_t i, zrt_kernel_stats &out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (i >= entries.size())
+      return false;
+    out = zrt_kernel_stats{entries[i].name.c_str(), entries[i].launches,
+                           entries[i].seconds};
+    return true;
+  }
+
+private:
+  struct Entry {
+    std::string name;
+    uint64_t launches;
+    double seconds;
+  };
+  std::mutex mutex;
+  std::unordered_map<void *, std::size_t> index;
+  std::deque<Entry> entries; // stable: names are handed out
+};
+
+KernelProfile &kernelProfile() {
+  static KernelProfile *instance = new KernelProfile();
+  return *instance;
+}
+
 /// A kernel image recorded by mgpuModuleLoad (a global constructor, which
 /// runs before zrt_init chooses a device), loaded into the backend's
 /// context at its first mgpuModuleGetFunction. Generated code asks for the
@@ -1190,6 +1252,7 @@ struct KernelModule {
       return it->second;
     void *f = b.moduleFunction(loaded, name);
     functions.emplace(name, f);
+    kernelProfile().name(f, name);
     return f;
   }
 };
@@ -1303,7 +1366,17 @@ void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
                       "stream (zrt_gpu_stream)");
         const int64_t grid[3] = {grid_x, grid_y, grid_z};
         const int64_t block[3] = {block_x, block_y, block_z};
+        const bool sync = syncTiming.load(std::memory_order_relaxed);
+        if (sync)
+          b.synchronize();
+        auto start = std::chrono::steady_clock::now();
         b.launch(function, grid, block, shared_bytes, params);
+        if (sync)
+          b.synchronize();
+        kernelProfile().record(
+            function, std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
       }))
     reportFatal();
 }
@@ -1435,8 +1508,31 @@ int zrt_get_gemm_backend(zrt_gemm_backend *out) {
 }
 
 void zrt_reset_gemm_stats(void) {
-  if (!guarded("zrt_reset_gemm_stats", [&] { gemmCounters().reset(); }))
+  if (!guarded("zrt_reset_gemm_stats", [&] {
+        gemmCounters().reset();
+        kernelProfile().reset();
+      }))
     reportFatal();
+}
+
+int zrt_set_sync_timing(int enable) {
+  return syncTiming.exchange(enable != 0) ? 1 : 0;
+}
+
+size_t zrt_kernel_stats_count(void) { return kernelProfile().count(); }
+
+int zrt_get_kernel_stats(size_t index, zrt_kernel_stats *out) {
+  return guarded("zrt_get_kernel_stats",
+                 [&] {
+                   if (!out)
+                     throw Error("out is NULL");
+                   if (!kernelProfile().get(index, *out))
+                     throw Error(format("index %zu is out of range (%zu "
+                                        "kernels)",
+                                        index, kernelProfile().count()));
+                 })
+             ? 0
+             : 1;
 }
 
 namespace {

@@ -180,6 +180,24 @@ TEST_F(RuntimeApi, CudaStepOnCpuRuntime) {
   mgpuModuleUnload(jit);
 }
 
+// Sync timing is a setting (the CPU's waits are no-ops), and a CPU process
+// has no kernels to profile.
+TEST_F(RuntimeApi, SyncTimingAndKernelStats) {
+  EXPECT_EQ(zrt_set_sync_timing(1), 0);
+  float a[4] = {1, 2, 3, 4}, c[4] = {};
+  zrt_gemm_f32(0, 0, 2, 2, 2, a, 2, a, 2, 0.0f, c, 2);
+  EXPECT_EQ(c[0], 7.0f);
+  EXPECT_EQ(gemmStats().calls, 1u);
+  EXPECT_EQ(zrt_set_sync_timing(0), 1);
+  EXPECT_EQ(zrt_kernel_stats_count(), 0u);
+  zrt_kernel_stats k;
+  EXPECT_NE(zrt_get_kernel_stats(0, &k), 0);
+  EXPECT_STREQ(zrt_last_error(),
+               "zrt_get_kernel_stats: index 0 is out of range (0 kernels)");
+  EXPECT_NE(zrt_get_kernel_stats(0, nullptr), 0);
+  EXPECT_STREQ(zrt_last_error(), "zrt_get_kernel_stats: out is NULL");
+}
+
 // The message given to the fatal handler is also zrt_last_error().
 TEST_F(RuntimeApi, FatalMessageIsLastError) {
   std::string message =

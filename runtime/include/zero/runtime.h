@@ -367,8 +367,35 @@ ZRT_API size_t zrt_gemm_shape_count(void);
  * `index` is out of range or `out` is NULL. */
 ZRT_API int zrt_get_gemm_shape(size_t index, zrt_gemm_shape *out);
 
-/* Clears the totals and the per-shape breakdown. */
+/* Clears the totals and the per-shape breakdown, and the kernel profile's
+ * counts below. */
 ZRT_API void zrt_reset_gemm_stats(void);
+
+/* Device timing. A GPU backend queues GEMMs and kernels and returns at once,
+ * so their seconds above are the host's time to queue them. With `enable`,
+ * every GEMM and every kernel launch first waits for the work queued before
+ * it and then for itself, so that the seconds are the device's (the step
+ * then runs without overlap between host and device, slower; its results
+ * do not change). Returns the previous setting. On the CPU the waits are
+ * no-ops: the seconds are the work's anyway. */
+ZRT_API int zrt_set_sync_timing(int enable);
+
+/* Generated code's kernels (target=cuda), one entry per kernel in the order
+ * they were first asked for: launches since the last zrt_reset_gemm_stats
+ * and the seconds spent in them (the device's only with sync timing on).
+ * `name` stays valid for the process's life. */
+typedef struct zrt_kernel_stats {
+  const char *name;
+  uint64_t launches;
+  double seconds;
+} zrt_kernel_stats;
+
+/* The number of kernels known (0 for a CPU step). */
+ZRT_API size_t zrt_kernel_stats_count(void);
+
+/* Copies entry `index` to `out`; returns 0, or nonzero with
+ * zrt_last_error() set if `index` is out of range or `out` NULL. */
+ZRT_API int zrt_get_kernel_stats(size_t index, zrt_kernel_stats *out);
 
 /* Which GEMM kernels run, and why. The CPU backend chooses them when it is
  * first configured: OpenBLAS picks kernels by CPU model, and one it does not
