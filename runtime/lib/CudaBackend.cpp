@@ -128,6 +128,10 @@ void resolve(void *handle, const std::string &library, const char *name,
 struct PlanKey {
   int dtype;
   bool transA, transB, tf32, betaZero;
+  /// The alignment every matrix of A, B and C has (bytes, up to 256):
+  /// operands are often views into larger buffers (a head's slice), and an
+  /// algorithm chosen for 16-byte alignment must not see 4-byte pointers.
+  uint32_t alignA, alignB, alignC;
   int64_t batch, m, n, k, lda, ldb, ldc, strideA, strideB, strideC;
   bool operator==(const PlanKey &o) const {
     return std::memcmp(this, &o, sizeof o) == 0;
@@ -297,6 +301,14 @@ private:
     return reinterpret_cast<CUdeviceptr>(ptr);
   }
 
+  /// The largest power of two up to 256 that divides the address `ptr` and
+  /// the batch stride `strideBytes` (0: no batch).
+  static uint32_t alignment(const void *ptr, int64_t strideBytes) {
+    uint64_t bits = reinterpret_cast<uintptr_t>(ptr) |
+                    static_cast<uint64_t>(strideBytes) | 256u;
+    return static_cast<uint32_t>(bits & (~bits + 1));
+  }
+
   std::string errorText(CUresult r) const {
     const char *name = nullptr, *text = nullptr;
     if (cu.cuGetErrorName_)
@@ -442,6 +454,11 @@ private:
     key.strideA = strideA;
     key.strideB = strideB;
     key.strideC = strideC;
+    const int64_t abBytes = dtype == DType::F64 ? 8 : dtype == DType::F32 ? 4 : 2;
+    const int64_t cBytes = dtype == DType::F64 ? 8 : 4;
+    key.alignA = alignment(g.a, batch > 1 ? strideA * abBytes : 0);
+    key.alignB = alignment(g.b, batch > 1 ? strideB * abBytes : 0);
+    key.alignC = alignment(g.c, batch > 1 ? strideC * cBytes : 0);
     auto it = plans.find(key);
     if (it != plans.end())
       return it->second;
@@ -520,6 +537,16 @@ private:
       s = lt.cublasLtMatmulPreferenceSetAttribute_(
           pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
           sizeof schemes);
+    // cuBLASLt's A is our B (see above).
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.alignB},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.alignA},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.alignC},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.alignC}};
+    for (const auto &[attribute, bytes] : aligns)
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.cublasLtMatmulPreferenceSetAttribute_(pref, attribute, &bytes,
+                                                     sizeof bytes);
     if (s == CUBLAS_STATUS_SUCCESS)
       s = lt.cublasLtMatmulAlgoGetHeuristic_(ltHandle, p.desc, p.a, p.b, p.c,
                                              p.c, pref, 1, &result, &found);

@@ -186,6 +186,26 @@ TEST_F(RuntimeCuda, GemmsMatchExactReferences) {
     }
 }
 
+// Operands that are views one element into a buffer (4-byte aligned, as a
+// head's slice can be): the algorithm is chosen for that alignment.
+TEST_F(RuntimeCuda, GemmOnUnalignedViews) {
+  const int64_t m = 33, n = 17, k = 9;
+  auto a = integers(size_t(m * k + 1), 6), b = integers(size_t(k * n + 1), 7);
+  std::vector<double> a1(a.begin() + 1, a.end()), b1(b.begin() + 1, b.end());
+  auto want = product(false, false, m, n, k, a1, k, b1, n, 0.0,
+                      std::vector<double>(size_t(m * n)), n);
+  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  float *da = device(af), *db = device(bf);
+  float *dc = device(std::vector<float>(size_t(m * n + 1), 0.0f));
+  zrt_gemm_f32(0, 0, m, n, k, da + 1, k, db + 1, n, 0.0f, dc + 1, n);
+  auto got = host(dc, size_t(m * n + 1));
+  EXPECT_EQ(std::vector<float>(got.begin() + 1, got.end()),
+            std::vector<float>(want.begin(), want.end()));
+  zrt_free(da);
+  zrt_free(db);
+  zrt_free(dc);
+}
+
 TEST_F(RuntimeCuda, BatchedGemmWithABroadcastOperand) {
   const int64_t batch = 3, m = 4, n = 2, k = 5;
   auto a = integers(size_t(batch * m * k), 4);
@@ -226,10 +246,10 @@ TEST_F(RuntimeCuda, CollectivesOfOneRankCopyOnTheDevice) {
   zrt_free(gathered);
 }
 
-/// out[threadIdx.x] = value, for any GPU a CUDA 12 driver drives.
+/// out[threadIdx.x] = value, for any GPU from sm_75 on.
 constexpr const char *kFillPtx = R"(
 .version 7.8
-.target sm_52
+.target sm_75
 .address_size 64
 .visible .entry fill(.param .u64 out, .param .f32 value)
 {
