@@ -242,8 +242,9 @@ public:
     makeCurrent();
     CUmodule module = nullptr;
     check(cu.cuModuleLoadData_(&module, image),
-          "cuModuleLoadData (the step's kernels, built for " + arch +
-              "?)");
+          "loading the step's kernels on this " + arch +
+              " device (cuModuleLoadData; were they built for it? "
+              "zero-lower's gpu-chip)");
     return module;
   }
 
