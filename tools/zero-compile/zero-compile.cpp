@@ -70,13 +70,7 @@ Options:
                          module's batch, then one optimizer step on their
                          mean gradient (default 1)
   --opt-level N          LLVM optimization level, 0-3 (default 2)
-  --target cpu|cuda      what the step runs on (default cpu): cuda lowers
-                         loop nests to GPU kernels (NVVM, sm_90 by default)
-                         and runs them, cuBLASLt GEMMs and copies on one
-                         device, on one rank (NCCL collectives are not built
-                         yet); the CUDA driver and cuBLASLt are found at run
-                         time (LD_LIBRARY_PATH)
-  --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
+)" ZERO_TARGET_OPTION_HELP R"(  --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
                          put it (default: zero-schedule overlaps them with

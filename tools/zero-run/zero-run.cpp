@@ -42,7 +42,7 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-constexpr const char *kUsage = R"(zero-run: compile a training step once and train it on the CPU
+constexpr const char *kUsage = R"(zero-run: compile a training step once and train it on the CPU or a GPU
 
 USAGE: [mpirun -np N] zero-run [options] <module.mlir | ->
 
@@ -69,13 +69,7 @@ Compilation:
                          on their mean gradient (the global batch becomes K
                          micro-batches per rank; default 1)
   --opt-level N          LLVM optimization level, 0-3 (default 2)
-  --target cpu|cuda      what the step runs on (default cpu): cuda lowers
-                         loop nests to GPU kernels (NVVM, sm_90 by default)
-                         and runs them, cuBLASLt GEMMs and copies on one
-                         device, on one rank (NCCL collectives are not built
-                         yet); the CUDA driver and cuBLASLt are found at run
-                         time (LD_LIBRARY_PATH)
-  --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
+)" ZERO_TARGET_OPTION_HELP R"(  --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
   --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
   --no-schedule          leave every collective blocking where zero-partition
                          put it (default: zero-schedule overlaps them with

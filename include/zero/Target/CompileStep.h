@@ -66,6 +66,19 @@ private:
 /// Classifies `module`.
 StepInfo inspectStep(ModuleOp module);
 
+/// The --target option's help, as zero-compile and zero-run print it (a
+/// string literal, so it joins their usage texts).
+#define ZERO_TARGET_OPTION_HELP                                                \
+  "  --target cpu|cuda      what the step runs on (default cpu): cuda lowers\n" \
+  "                         loop nests to GPU kernels (NVVM, sm_90 by "      \
+  "default)\n"                                                               \
+  "                         and runs them, cuBLASLt GEMMs and copies on one\n" \
+  "                         device, on one rank (NCCL collectives are not "  \
+  "built\n"                                                                  \
+  "                         yet); the CUDA driver and cuBLASLt are found at " \
+  "run\n"                                                                    \
+  "                         time (LD_LIBRARY_PATH)\n"
+
 struct CompileOptions {
   /// Contract modules: partition for this stage (0-3); none: lower the
   /// contract functions as they are on one rank, stage 0 on more.
