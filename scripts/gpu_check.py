@@ -16,8 +16,10 @@ Checks (the CUDA issue's correctness and memory bars):
              bit;
   memory:    each category's measured peak device bytes equal
              zero-memory-report's prediction (check_memory.py);
-  gpt2-124m: GPT-2 small at sequence 1024 runs two steps, and its peak
-             device bytes per category equal the prediction.
+  gpt2-124m: GPT-2 small at sequence 1024 runs two steps, in f32 and in
+             bf16, and its peak device bytes per category equal the
+             prediction (zero-memory-report target=cuda: no widened bf16
+             GEMM operands, unlike the CPU).
 Prints one line per check, writes OUTDIR/summary.json and the runs' stats,
 and exits 0 only if every check ran and passed. Needs python3 alone (no
 PyTorch): the CUDA driver and cuBLASLt are found on the machine (the
@@ -180,14 +182,16 @@ class Checks:
                             ' between two GPU runs')
             print(f"  {model}: median step {first[0]['step_time_s'] * 1e3:.2f} ms, "
                   f"{first[0]['tokens_per_s']:.0f} tokens/s", flush=True)
-        if want('gpt2-124m'):
-            run = self.train('gpt2-124m', 'gpu1', 2)
+        for model in ('gpt2-124m', 'gpt2-124m-bf16'):
+            if not want('gpt2-124m'):
+                break
+            run = self.train(model, 'gpu1', 2)
             if run:
                 s = run[0]
-                print(f"  gpt2-124m: median step {s['step_time_s'] * 1e3:.1f} ms, "
+                print(f"  {model}: median step {s['step_time_s'] * 1e3:.1f} ms, "
                       f"{s['tokens_per_s']:.0f} tokens/s, peak total "
                       f"{s['peak_bytes']['total'] / 2**30:.2f} GiB", flush=True)
-                self.memory('gpt2-124m', s, run[2])
+                self.memory(model, s, run[2])
         for f in glob.glob(os.path.join(self.out, '*.params')):
             os.remove(f)
         with open(os.path.join(self.out, 'summary.json'), 'w') as f:

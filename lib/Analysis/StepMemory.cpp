@@ -154,7 +154,7 @@ struct Allocated {
 /// stay live.
 LogicalResult simulate(Block &block, Live &live,
                        llvm::DenseMap<Operation *, Allocated> &allocated,
-                       int64_t n, bool topLevel) {
+                       int64_t n, bool topLevel, bool bf16GemmTemporaries) {
   // Started collectives (zrt_*_start_*, then zrt_wait of the request): the
   // communication thread allocates a collective's scratch at some moment
   // between the two, one collective at a time; the prediction holds the
@@ -221,9 +221,9 @@ LogicalResult simulate(Block &block, Live &live,
       continue;
     }
     // A bf16 matmul accumulating into f32 runs as zrt_gemm_bf16_f32 (or its
-    // batched form), which widens A and B into f32 temporaries for the call
-    // (runtime.h).
-    if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+    // batched form), which on the CPU widens A and B into f32 temporaries
+    // for the call (runtime.h); the CUDA backend multiplies bf16 natively.
+    if (bf16GemmTemporaries && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
         op.getNumOperands() == 3) {
       auto a = dyn_cast<MemRefType>(op.getOperand(0).getType());
       auto b = dyn_cast<MemRefType>(op.getOperand(1).getType());
@@ -251,7 +251,8 @@ LogicalResult simulate(Block &block, Live &live,
       for (Block &inner : region) {
         Live innerLive = before;
         if (failed(
-                simulate(inner, innerLive, allocated, n, /*topLevel=*/false)))
+                simulate(inner, innerLive, allocated, n, /*topLevel=*/false,
+                         bf16GemmTemporaries)))
           return failure();
         live.merge(innerLive);
       }
@@ -308,7 +309,8 @@ LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
 } // namespace
 
 FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
-                                              int64_t threshold) {
+                                              int64_t threshold,
+                                              bool bf16GemmTemporaries) {
   StepMemory r;
   for (StringRef k : {"params", "grads", "optimizer_states"})
     r.modelStates[k] = 0;
@@ -422,7 +424,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   llvm::DenseMap<Operation *, Allocated> allocated;
   live.threshold = threshold;
   if (failed(simulate(fn.getBody().front(), live, allocated, r.worldSize,
-                      /*topLevel=*/true)))
+                      /*topLevel=*/true, bf16GemmTemporaries)))
     return failure();
   live.sample();
   r.excess = live.excess;

@@ -211,6 +211,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     // the floor zero-schedule's own budget check starts from.
     ZeroRematPassOptions remat;
     remat.memoryBudget = opts.memoryBudget;
+    remat.target = opts.target;
     remat.predictPipeline =
         llvm::formatv("zero-partition{{stage={0} world-size={1} "
                       "accumulate={2}},zero-bufferize-step",
@@ -229,7 +230,11 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     ZeroSchedulePassOptions schedule;
     schedule.linkGbps = opts.linkGbps;
     schedule.linkLatencyUs = opts.linkLatencyUs;
+    schedule.gemmGflops = opts.gemmGflops;
+    schedule.vectorGflops = opts.vectorGflops;
+    schedule.memoryGbps = opts.memoryGbps;
     schedule.memoryBudget = opts.memoryBudget;
+    schedule.target = opts.target;
     pm.addPass(createZeroSchedulePass(schedule));
   }
   if (opts.offloadOptimizer != Placement::Device ||

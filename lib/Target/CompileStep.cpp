@@ -124,9 +124,14 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
                      "yet");
   std::string lower = "gemm-to-runtime=" + gemm + " target=" + options.target;
   std::string schedule =
-      llvm::formatv("link-gbps={0} link-latency-us={1}", options.linkGbps,
-                    options.linkLatencyUs)
+      llvm::formatv("link-gbps={0} link-latency-us={1} gemm-gflops={2} "
+                    "vector-gflops={3} memory-gbps={4}",
+                    options.linkGbps, options.linkLatencyUs,
+                    options.gemmGflops, options.vectorGflops,
+                    options.memoryGbps)
           .str();
+  // The budget's prediction is the target's (zero-memory-report target).
+  std::string scheduleTarget = " target=" + options.target;
   std::string budget =
       options.memoryBudget > 0
           ? " memory-budget=" + std::to_string(options.memoryBudget)
@@ -152,8 +157,9 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
                        "budget: start from the module before "
                        "zero-partition, or keep the schedule, which holds "
                        "its prefetches within the budget");
-    return (options.schedule ? "zero-schedule{" + schedule + budget + "},"
-                             : "") +
+    return (options.schedule
+                ? "zero-schedule{" + schedule + budget + scheduleTarget + "},"
+                : "") +
            (offload ? "zero-offload{" + placements + "}," : "") +
            "zero-lower-cpu{" + lower + "}";
   case StepForm::Contract:

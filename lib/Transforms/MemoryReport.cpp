@@ -44,7 +44,8 @@ struct ZeroMemoryReportPass
         ok = false;
         continue;
       }
-      FailureOr<StepMemory> r = predictStepMemory(fn);
+      FailureOr<StepMemory> r = predictStepMemory(
+          fn, std::numeric_limits<int64_t>::max(), target == Target::CPU);
       if (failed(r)) {
         ok = false;
         continue;

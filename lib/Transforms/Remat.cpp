@@ -485,7 +485,8 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                         .wasInterrupted();
       if (!tagged)
         continue;
-      FailureOr<StepMemory> memory = predictStepMemory(func, memoryBudget);
+      FailureOr<StepMemory> memory = predictStepMemory(func, memoryBudget,
+                                                       target == Target::CPU);
       if (failed(memory))
         return failure();
       if (peak && memory->predictedPeak <= peak->bytes)

@@ -1482,7 +1482,8 @@ struct ZeroSchedulePass
                << "zero-schedule: memory-budget: bufferize-pipeline did not "
                   "keep @"
                << name;
-      FailureOr<StepMemory> memory = predictStepMemory(func);
+      FailureOr<StepMemory> memory = predictStepMemory(
+          func, std::numeric_limits<int64_t>::max(), target == Target::CPU);
       if (failed(memory))
         return failure();
       Peak peak{memory->predictedPeak,

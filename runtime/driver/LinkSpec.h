@@ -2,7 +2,8 @@
 //
 // "bw=<GB/s>,latency=<microseconds>": the link a run simulates (the
 // driver's --sim-link) or that zero-schedule's cost model assumes
-// (zero-run's and zero-compile's --link-model). Header-only and free of
+// (zero-run's and zero-compile's --link-model); and the cost model's
+// compute rates (their --compute-model). Header-only and free of
 // dependencies, so that the compiler tools parse it as the driver does.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +19,14 @@
 #include <string>
 
 namespace zero::driver {
+
+/// The whole of `text` as a number (strtod's syntax, 'inf' included); false
+/// for empty text, trailing characters or NaN.
+inline bool parseNumber(const std::string &text, double &value) {
+  char *rest = nullptr;
+  value = text.empty() ? NAN : std::strtod(text.c_str(), &rest);
+  return !text.empty() && rest && *rest == '\0' && !std::isnan(value);
+}
 
 /// Parses `spec` into a bandwidth in GB/s (1e9 bytes/s; INFINITY when left
 /// out or 'inf') and a latency in microseconds (0 when left out); at least
@@ -38,9 +47,8 @@ inline bool parseLinkSpec(const std::string &spec, double &gbps,
   if (!splitKeyValues(spec, parts, malformed))
     return bad();
   for (const auto &[key, value] : parts) {
-    char *rest = nullptr;
-    double v = value.empty() ? NAN : std::strtod(value.c_str(), &rest);
-    if (value.empty() || !rest || *rest != '\0' || std::isnan(v) || v < 0)
+    double v = 0;
+    if (!parseNumber(value, v) || v < 0)
       return bad();
     if (key == "bw" && v > 0)
       gbps = v;
@@ -49,6 +57,44 @@ inline bool parseLinkSpec(const std::string &spec, double &gbps,
     else
       return bad();
   }
+  return true;
+}
+
+/// Parses "gemm=<GFLOP/s>,vector=<GFLOP/s>,memory=<GB/s>" (any of the
+/// three, each > 0 and finite) into the cost model's compute rates of one
+/// rank; parts left out keep the values passed in. False with a one-line
+/// message naming `option`.
+inline bool parseComputeSpec(const std::string &spec, double &gemmGflops,
+                             double &vectorGflops, double &memoryGbps,
+                             std::string &error,
+                             const char *option = "--compute-model") {
+  auto bad = [&] {
+    error = std::string(option) +
+            " expects gemm=<GFLOP/s>,vector=<GFLOP/s>,memory=<GB/s> (any of "
+            "them, each a positive number), got '" + spec + "'";
+    return false;
+  };
+  std::vector<std::pair<std::string, std::string>> parts;
+  std::string malformed;
+  if (!splitKeyValues(spec, parts, malformed) || parts.empty())
+    return bad();
+  double gemm = gemmGflops, vector = vectorGflops, memory = memoryGbps;
+  for (const auto &[key, value] : parts) {
+    double v = 0;
+    if (!parseNumber(value, v) || !std::isfinite(v) || v <= 0)
+      return bad();
+    if (key == "gemm")
+      gemm = v;
+    else if (key == "vector")
+      vector = v;
+    else if (key == "memory")
+      memory = v;
+    else
+      return bad();
+  }
+  gemmGflops = gemm;
+  vectorGflops = vector;
+  memoryGbps = memory;
   return true;
 }
 

@@ -83,7 +83,7 @@ Options:
                          U microseconds per collective (default bw=10,
                          latency=20; give what the binary's --sim-link will
                          simulate)
-  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
+)" ZERO_COMPUTE_MODEL_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
                          zero-memory-report predicts it (40000000, 40MB,
                          38MiB): zero-remat recomputes forward values in the
                          backward pass (fewest FLOPs per byte first) until
@@ -112,6 +112,7 @@ struct Options {
   bool gemmToRuntime = true;
   bool schedule = true;
   double linkGbps = 10.0, linkLatencyUs = 20.0;
+  double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   int64_t memoryBudget = 0;
   std::string linker;
 };
@@ -188,6 +189,12 @@ Options parseOptions(int argc, char **argv) {
       // An infinitely fast link: collectives cost their latency.
       if (std::isinf(opts.linkGbps))
         opts.linkGbps = 1e9;
+    } else if (key == "compute-model") {
+      std::string error;
+      if (!::zero::driver::parseComputeSpec(value(), opts.gemmGflops,
+                                          opts.vectorGflops, opts.memoryGbps,
+                                          error))
+        fail(error);
     } else if (key == "memory-budget") {
       std::string v = value();
       std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
@@ -375,6 +382,9 @@ int main(int argc, char **argv) {
   options.schedule = opts.schedule;
   options.linkGbps = opts.linkGbps;
   options.linkLatencyUs = opts.linkLatencyUs;
+  options.gemmGflops = opts.gemmGflops;
+  options.vectorGflops = opts.vectorGflops;
+  options.memoryGbps = opts.memoryGbps;
   options.memoryBudget = opts.memoryBudget;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;

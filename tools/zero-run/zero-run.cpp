@@ -81,7 +81,7 @@ Compilation:
   --link-model bw=G,latency=U
                          the link zero-schedule's cost model assumes (default:
                          --sim-link's if given, else bw=10,latency=20)
-  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
+)" ZERO_COMPUTE_MODEL_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
                          zero-memory-report predicts it (40000000, 40MB,
                          38MiB): zero-remat recomputes forward values in the
                          backward pass (fewest FLOPs per byte first) until
@@ -107,6 +107,7 @@ struct RunOptions {
   bool gemmToRuntime = true;
   bool schedule = true;
   std::string linkModel, simLink, offload;
+  double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   int64_t memoryBudget = 0;
   std::string cacheDir;
   bool noCache = false;
@@ -182,6 +183,12 @@ RunOptions parseOptions(int argc, char **argv) {
       opts.schedule = false;
     } else if (key == "link-model") {
       opts.linkModel = value(i, key, inlineValue, hasInline);
+    } else if (key == "compute-model") {
+      std::string error;
+      if (!::zero::driver::parseComputeSpec(
+              value(i, key, inlineValue, hasInline), opts.gemmGflops,
+              opts.vectorGflops, opts.memoryGbps, error))
+        fail(error);
     } else if (key == "memory-budget") {
       std::string v = value(i, key, inlineValue, hasInline);
       std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
@@ -247,14 +254,16 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
     hash.update("unknown executable " + exe);
   hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
                             "link={5},{6} budget={7} accumulate={8} "
-                            "offload={9},{10} target={11}\n",
+                            "offload={9},{10} target={11} "
+                            "compute={12},{13},{14}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
                             options.linkGbps, options.linkLatencyUs,
                             options.memoryBudget, options.accumulate,
                             options.offloadOptimizer, options.offloadParams,
-                            options.target)
+                            options.target, options.gemmGflops,
+                            options.vectorGflops, options.memoryGbps)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -392,6 +401,9 @@ int main(int argc, char **argv) {
     options.linkGbps = std::isinf(gbps) ? 1e9 : gbps;
     options.linkLatencyUs = latencyUs;
   }
+  options.gemmGflops = opts.gemmGflops;
+  options.vectorGflops = opts.vectorGflops;
+  options.memoryGbps = opts.memoryGbps;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
   options.target = opts.target;

@@ -105,6 +105,21 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       *this, "link-gbps",
       llvm::cl::desc("zero-schedule's cost model: link bandwidth in GB/s"),
       llvm::cl::init(10.0)};
+  PassOptions::Option<double> gemmGflops{
+      *this, "gemm-gflops",
+      llvm::cl::desc("zero-schedule's cost model: GEMM rate of one rank in "
+                     "GFLOP/s"),
+      llvm::cl::init(100.0)};
+  PassOptions::Option<double> vectorGflops{
+      *this, "vector-gflops",
+      llvm::cl::desc("zero-schedule's cost model: rate of the FLOPs of "
+                     "other linalg ops in GFLOP/s"),
+      llvm::cl::init(16.0)};
+  PassOptions::Option<double> memoryGbps{
+      *this, "memory-gbps",
+      llvm::cl::desc("zero-schedule's cost model: memory bandwidth of one "
+                     "rank in GB/s"),
+      llvm::cl::init(20.0)};
   PassOptions::Option<double> linkLatencyUs{
       *this, "link-latency-us",
       llvm::cl::desc("zero-schedule's cost model: latency of a collective "

@@ -79,6 +79,17 @@ StepInfo inspectStep(ModuleOp module);
   "run\n"                                                                    \
   "                         time (LD_LIBRARY_PATH)\n"
 
+/// --compute-model's help, the same in zero-compile and zero-run.
+#define ZERO_COMPUTE_MODEL_OPTION_HELP                                         \
+  "  --compute-model gemm=G,vector=V,memory=M\n"                              \
+  "                         the compute rates of one rank zero-schedule's\n"   \
+  "                         cost model assumes: GEMMs at G GFLOP/s, other\n"   \
+  "                         linalg ops at V GFLOP/s plus their bytes at M\n"   \
+  "                         GB/s (default gemm=100,vector=16,memory=20; any\n" \
+  "                         part may be left out). Fit them to the machine\n"  \
+  "                         from a run's --stats-json as bench/overlap.py\n"   \
+  "                         does (docs/zero-form.md, \"The cost model\")\n"
+
 struct CompileOptions {
   /// Contract modules: partition for this stage (0-3); none: lower the
   /// contract functions as they are on one rank, stage 0 on more.
@@ -92,6 +103,9 @@ struct CompileOptions {
   bool schedule = true;
   double linkGbps = 10.0;
   double linkLatencyUs = 20.0;
+  /// The cost model's compute rates of one rank (zero-schedule's
+  /// gemm-gflops, vector-gflops, memory-gbps; the same defaults).
+  double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   /// zero-schedule's memory budget in bytes per rank (0: none).
   int64_t memoryBudget = 0;
   /// zero-offload's placements: "device", "host" or "nvme".

@@ -10,6 +10,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+/// The runtime backend a step is lowered for (zero-lower's target). Passes
+/// that predict memory take it too: the CPU's bf16 GEMM widens its
+/// operands into f32 temporaries, the CUDA backend's does not.
+class ZeroTargetOption<string description>
+    : Option<"target", "target", "::mlir::zero::Target",
+             "::mlir::zero::Target::CPU", description,
+             [{::llvm::cl::values(
+               clEnumValN(::mlir::zero::Target::CPU, "cpu",
+                          "host memory, OpenBLAS (backend \"cpu\")"),
+               clEnumValN(::mlir::zero::Target::CUDA, "cuda",
+                          "device memory, cuBLASLt, kernels (backend "
+                          "\"cuda\")"))}]>;
+
 def ZeroVerifyPass : Pass<"zero-verify", "::mlir::ModuleOp"> {
   let summary = "Check that a module follows the training-step contract";
   let description = [{
@@ -234,16 +247,8 @@ def ZeroStepAbiPass : Pass<"zero-step-abi", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"target", "target", "::mlir::zero::Target",
-           "::mlir::zero::Target::CPU",
-           "What the step is lowered for: recorded as the descriptor's "
-           "`backend`, which drivers select",
-           [{::llvm::cl::values(
-             clEnumValN(::mlir::zero::Target::CPU, "cpu",
-                        "host memory, OpenBLAS (backend \"cpu\")"),
-             clEnumValN(::mlir::zero::Target::CUDA, "cuda",
-                        "device memory, cuBLASLt, kernels (backend "
-                        "\"cuda\")"))}]>,
+    ZeroTargetOption<"What the step is lowered for: recorded as the "
+                     "descriptor's `backend`, which drivers select">
   ];
 }
 
@@ -1203,7 +1208,11 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "file, as Chrome trace-event JSON">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark with the predicted step time, unscheduled and "
-           "scheduled">
+           "scheduled">,
+    ZeroTargetOption<"The runtime backend the step runs on, for the bytes a "
+                     "call allocates itself when memory-budget is checked "
+                     "(target=cpu: a bf16 GEMM's f32 copies of its "
+                     "operands; target=cuda: none)">
   ];
   let dependentDialects = ["::mlir::zero::ZeroDialect",
                            "::mlir::arith::ArithDialect",
@@ -1394,7 +1403,10 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
            "passes its stage and ranks)">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark with the peak before and after, the values "
-           "recomputed and the FLOPs they add">
+           "recomputed and the FLOPs they add">,
+    ZeroTargetOption<"The runtime backend the step runs on, for the bytes a call allocates "
+                     "itself (target=cpu: a bf16 GEMM's f32 copies of its "
+                     "operands; target=cuda: none)">
   ];
   let statistics = [
     Statistic<"numRecomputed", "recomputed-values",
@@ -1441,7 +1453,10 @@ def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"output", "output", "std::string", "\"\"",
-           "Write the report as JSON to this file instead of remarks">
+           "Write the report as JSON to this file instead of remarks">,
+    ZeroTargetOption<"The runtime backend the step runs on, for the bytes a call allocates "
+                     "itself (target=cpu: a bf16 GEMM's f32 copies of its "
+                     "operands; target=cuda: none)">
   ];
 }
 
