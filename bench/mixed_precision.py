@@ -18,7 +18,10 @@ prints:
   FSDP2's MixedPrecisionPolicy(param_dtype=bf16) computes: bf16 parameters
   as zero-gen's), and torch.autocast(bf16) over f32 parameters; and
   PyTorch f32 against zero-run f32 (the same model: they agree to float
-  rounding);
+  rounding); and, as the noise floor of the per-step comparison, PyTorch
+  f32 started from the initial parameters rounded to bf16 once against
+  PyTorch f32 (no bf16 arithmetic at all: what the rounding of the start
+  alone does to the loss at one step);
 - bytes sent per step by kind and their bf16/f32 ratio (expected 0.5: bf16
   on the wire);
 - model-state bytes per rank from zero-memory-report against the ZeRO
@@ -56,6 +59,7 @@ TORCH_MODES = {
     'f32': 'PyTorch f32',
     'bf16': 'PyTorch bf16 parameters, f32 master',
     'autocast': 'PyTorch autocast, f32 parameters',
+    'f32-rounded': 'PyTorch f32 from bf16-rounded initial parameters',
 }
 
 
@@ -79,6 +83,13 @@ def torch_worker(spec_path):
     model = build_gpt(c)
     load_params(model, spec['params'], spec['params_file'])
     params = list(model.parameters())
+    if mode == 'f32-rounded':
+        # f32 training whose only difference from 'f32' is the initial
+        # parameters, rounded to bf16 once (as a bf16 step starts): how far
+        # a relative perturbation of 2^-9 alone moves the loss at one step.
+        with torch.no_grad():
+            for p in params:
+                p.copy_(p.bfloat16().float())
     if mode == 'bf16':
         # bf16 parameters (the f32 ones rounded, as zero-run initializes a
         # bf16 step) and an f32 master copy that AdamW updates.
@@ -248,7 +259,8 @@ def main():
             rows = [('zero-run bf16 vs zero-run f32', a, b)]
             if 'f32' in peer:
                 rows += [(f'{TORCH_MODES[k]} vs PyTorch f32', peer['f32'], peer[k])
-                         for k in ('bf16', 'autocast') if k in peer]
+                         for k in ('bf16', 'autocast', 'f32-rounded')
+                         if k in peer]
                 rows.append(('PyTorch f32 vs zero-run f32', a, peer['f32']))
             for what, x, y in rows:
                 worst, mean, at = loss_gap(x, y)
