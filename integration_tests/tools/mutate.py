@@ -322,7 +322,11 @@ def pipelines():
                      for p in part[3::4] for k, d in ((0, 'false'), (1 << 20, 'true'))] +
                     [[f'--zero-partition=stage={s} world-size=2 accumulate=3',
                       '--zero-schedule', '--zero-bufferize-step', '--zero-memory-report']
-                     for s in range(4)],
+                     for s in range(4)] +
+                    [[p, '--zero-schedule=gemm-gflops=5 vector-gflops=0.5 '
+                      'memory-gbps=1 memory-budget=500000 target=cuda',
+                      '--zero-bufferize-step', '--zero-memory-report=target=cuda']
+                     for p in part[1::5]],
         'offload': [[p, '--zero-schedule', f'--zero-offload={o}',
                      '--zero-bufferize-step', '--zero-memory-report']
                     for p in part[::2]
@@ -346,11 +350,17 @@ def pipelines():
                   for p in part[1::6]] +
                  [[f'--zero-train-pipeline=stage={s} world-size={n} '
                    f'memory-budget={b} schedule={sch}']
-                  for s, n in sw[::6] for b, sch in ((30000, 'true'), (300000, 'false'))],
+                  for s, n in sw[::6] for b, sch in ((30000, 'true'), (300000, 'false'))] +
+                 [[f'--zero-remat=memory-budget={b} target=cuda', p,
+                   '--zero-bufferize-step', '--zero-memory-report=target=cuda']
+                  for p in part[2::5] for b in (40000, 400000)],
         # target=cuda with PTX text (no ptxas), and the GPU passes alone
         # on lowered loops.
         'cuda': [[f'--zero-train-pipeline=target=cuda gpu-format=isa stage={s} '
                   f'world-size={n}'] for s, n in sw[::3]] +
+                [[f'--zero-train-pipeline=target=cuda gpu-format=isa stage={s} '
+                  f'world-size={n} memory-budget=300000 gemm-gflops=20 '
+                  f'vector-gflops=2 memory-gbps=4'] for s, n in sw[1::6]] +
                 [['--zero-lower=target=cuda gpu-format=isa gpu-block-size=64'],
                  ['--zero-bufferize-step', '--zero-alloc-categories',
                   '--zero-linalg-to-runtime',
@@ -359,7 +369,8 @@ def pipelines():
                   '--zero-outline-loop-nests', '--zero-gpu-kernels',
                   '--gpu-kernel-outlining', '--zero-gpu-launch-streams']],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
-                   ['--zero-bufferize-step', '--zero-memory-report=output={out}']] +
+                   ['--zero-bufferize-step', '--zero-memory-report=output={out}'],
+                   ['--zero-bufferize-step', '--zero-memory-report=target=cuda']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']
                    for p in part],
     }
