@@ -31,6 +31,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
 #include <numeric>
 
 namespace mlir::zero {
@@ -95,6 +98,419 @@ Operation *rootAllocation(Value v) {
   return nullptr;
 }
 
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// The trip count of a loop dimension with constant bounds and step.
+std::optional<int64_t> tripCountOf(Value lb, Value ub, Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb),
+                         u = getConstantIntValue(ub),
+                         s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0 || *l < 0 || *u < *l)
+    return std::nullopt;
+  return (*u - *l + *s - 1) / *s;
+}
+
+/// A loop dimension with constant bounds: iv = lb + step * (0 .. trips).
+struct Dim {
+  int64_t lb, step, trips;
+};
+
+/// The combining kinds of an accumulation's update: the all-reduce that
+/// combines threads' partial values, and the atomic kind whose identity
+/// starts each thread's partial value.
+std::optional<std::pair<gpu::AllReduceOperation, arith::AtomicRMWKind>>
+combiningKinds(Operation *op) {
+  using Kinds = std::pair<gpu::AllReduceOperation, arith::AtomicRMWKind>;
+  using gpu::AllReduceOperation;
+  using arith::AtomicRMWKind;
+  return llvm::TypeSwitch<Operation *, std::optional<Kinds>>(op)
+      .Case([](arith::AddFOp) {
+        return Kinds{AllReduceOperation::ADD, AtomicRMWKind::addf};
+      })
+      .Case([](arith::AddIOp) {
+        return Kinds{AllReduceOperation::ADD, AtomicRMWKind::addi};
+      })
+      .Case([](arith::MulFOp) {
+        return Kinds{AllReduceOperation::MUL, AtomicRMWKind::mulf};
+      })
+      .Case([](arith::MaximumFOp) {
+        return Kinds{AllReduceOperation::MAXIMUMF, AtomicRMWKind::maximumf};
+      })
+      .Case([](arith::MinimumFOp) {
+        return Kinds{AllReduceOperation::MINIMUMF, AtomicRMWKind::minimumf};
+      })
+      .Case([](arith::MaxNumFOp) {
+        return Kinds{AllReduceOperation::MAXNUMF, AtomicRMWKind::maxnumf};
+      })
+      .Case([](arith::MinNumFOp) {
+        return Kinds{AllReduceOperation::MINNUMF, AtomicRMWKind::minnumf};
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// An update of one place of a buffer in a loop body:
+/// `%old = load B[idx]; %new = combine %old, %value; store %new, B[idx]`.
+struct Accumulation {
+  memref::LoadOp load;
+  Operation *combine;
+  memref::StoreOp store;
+  Value value;
+  gpu::AllReduceOperation kind;
+  arith::AtomicRMWKind identity;
+};
+
+/// The buffer a view of `v` comes from (an allocation's result or an
+/// argument).
+Value rootBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Whether `v` is computed, inside `scope`, from a value `isSource` accepts.
+bool dependsOn(Value v, llvm::function_ref<bool(Value)> isSource,
+               Operation *scope) {
+  SmallVector<Value> work{v};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (isSource(x))
+      return true;
+    Operation *def = x.getDefiningOp();
+    if (def && scope->isProperAncestor(def))
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+/// The accumulations of a loop body in which every store is one, and which
+/// is otherwise loads and operations without regions or memory effects;
+/// failure for anything else. An accumulation's place (buffer and indices)
+/// must not depend on the reduction's induction variables (unless
+/// `placeMayMove` accepts its store), what it adds
+/// must not depend on any accumulator's old value, and nothing else in the
+/// body may read an accumulator's buffer: then the iterations of the
+/// reduction can be split among threads and their partial values combined
+/// (associatively, in another order than the loop's).
+FailureOr<SmallVector<Accumulation>> matchAccumulations(
+    Block &body, ArrayRef<Value> reductionIvs, Operation *scope,
+    llvm::function_ref<bool(memref::StoreOp)> placeMayMove = nullptr) {
+  SmallVector<Accumulation> found;
+  SmallVector<memref::LoadOp> loads;
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return failure();
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      loads.push_back(load);
+      continue;
+    }
+    auto store = dyn_cast<memref::StoreOp>(op);
+    if (!store) {
+      if (!isMemoryEffectFree(&op))
+        return failure();
+      continue;
+    }
+    Operation *combine = store.getValue().getDefiningOp();
+    if (!combine || combine->getBlock() != &body || !combine->hasOneUse() ||
+        combine->getNumOperands() != 2)
+      return failure();
+    auto kinds = combiningKinds(combine);
+    Type type = store.getValue().getType();
+    if (!kinds || !(type.isF32() || type.isF64() || type.isInteger(32) ||
+                    type.isInteger(64)))
+      return failure();
+    Accumulation acc{nullptr, combine, store, nullptr, kinds->first,
+                     kinds->second};
+    for (unsigned i = 0; i < 2 && !acc.load; ++i) {
+      auto old = combine->getOperand(i).getDefiningOp<memref::LoadOp>();
+      if (old && old->getBlock() == &body && old->hasOneUse() &&
+          old.getMemRef() == store.getMemRef() &&
+          llvm::equal(old.getIndices(), store.getIndices())) {
+        acc.load = old;
+        acc.value = combine->getOperand(1 - i);
+      }
+    }
+    if (!acc.load)
+      return failure();
+    found.push_back(acc);
+  }
+  if (found.empty())
+    return failure();
+
+  auto isReductionIv = [&](Value v) {
+    return llvm::is_contained(reductionIvs, v);
+  };
+  DenseSet<Value> olds;
+  DenseSet<Value> roots;
+  for (Accumulation &acc : found) {
+    olds.insert(acc.load.getResult());
+    if (!roots.insert(rootBuffer(acc.store.getMemRef())).second)
+      return failure();
+  }
+  for (Accumulation &acc : found) {
+    if ((dependsOn(acc.store.getMemRef(), isReductionIv, scope) ||
+         llvm::any_of(acc.store.getIndices(),
+                      [&](Value index) {
+                        return dependsOn(index, isReductionIv, scope);
+                      })) &&
+        !(placeMayMove && placeMayMove(acc.store)))
+      return failure();
+    if (dependsOn(acc.value, [&](Value v) { return olds.contains(v); },
+                  scope))
+      return failure();
+  }
+  for (memref::LoadOp load : loads)
+    if (!olds.contains(load.getResult()) &&
+        roots.contains(rootBuffer(load.getMemRef())))
+      return failure();
+  return found;
+}
+
+/// `outer` and the scf.for loops perfectly nested in it, each with constant
+/// bounds and no results; failure otherwise.
+FailureOr<SmallVector<scf::ForOp>> forNest(scf::ForOp outer) {
+  SmallVector<scf::ForOp> nest{outer};
+  while (true) {
+    scf::ForOp loop = nest.back();
+    if (loop.getNumResults() != 0 ||
+        !tripCountOf(loop.getLowerBound(), loop.getUpperBound(),
+                           loop.getStep()))
+      return failure();
+    Block *body = loop.getBody();
+    auto inner = dyn_cast<scf::ForOp>(body->front());
+    if (!inner || body->getOperations().size() != 2)
+      return nest;
+    nest.push_back(inner);
+  }
+}
+
+SmallVector<Dim> dimsOf(ArrayRef<scf::ForOp> nest) {
+  SmallVector<Dim> dims;
+  for (scf::ForOp loop : nest)
+    dims.push_back({*getConstantIntValue(loop.getLowerBound()),
+                    *getConstantIntValue(loop.getStep()),
+                    *tripCountOf(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep())});
+  return dims;
+}
+
+int64_t product(ArrayRef<Dim> dims) {
+  int64_t n = 1;
+  for (const Dim &d : dims)
+    n *= d.trips;
+  return n;
+}
+
+/// A reduction that runs as one block per output place (`rows`, one block
+/// when null): the block's threads share the iterations of `nest` and
+/// combine their partial values with gpu.all_reduce.
+struct BlockReduction {
+  scf::ParallelOp rows;
+  SmallVector<scf::ForOp> nest;
+  SmallVector<Accumulation> accumulations;
+};
+
+/// A reduction over outer loops of a parallel nest (a bias gradient: for
+/// each row, every column's sum grows): interchanged, one thread per column
+/// adds its rows in the loop's order.
+struct ColumnReduction {
+  SmallVector<scf::ForOp> nest;
+  scf::ParallelOp columns;
+  SmallVector<Accumulation> accumulations;
+  /// No place moves with the loops: each thread keeps its places' values
+  /// in registers across them.
+  bool placesStay;
+};
+
+/// Reductions need this many iterations to be worth a block.
+constexpr int64_t kMinBlockReduction = 32;
+/// Threads of a reduction to one place, which has one block.
+constexpr int64_t kScalarReductionThreads = 1024;
+
+/// A parallel nest whose body is one reduction (a LayerNorm's mean, a
+/// softmax's maximum), over the buffer's contiguous dimension.
+std::optional<BlockReduction> matchRowReduction(scf::ParallelOp rows) {
+  int64_t places = 1;
+  for (auto [lb, ub, step] :
+       llvm::zip(rows.getLowerBound(), rows.getUpperBound(), rows.getStep())) {
+    std::optional<int64_t> trips = tripCountOf(lb, ub, step);
+    if (!trips || *trips == 0 || places > INT32_MAX / *trips)
+      return std::nullopt;
+    places *= *trips;
+  }
+  Block *body = rows.getBody();
+  if (body->getOperations().size() < 2)
+    return std::nullopt;
+  auto outer = dyn_cast<scf::ForOp>(*std::prev(body->end(), 2));
+  if (!outer)
+    return std::nullopt;
+  for (Operation &op : body->without_terminator())
+    if (&op != outer &&
+        (op.getNumRegions() != 0 || !isMemoryEffectFree(&op)))
+      return std::nullopt;
+  FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
+  if (failed(nest) || product(dimsOf(*nest)) < kMinBlockReduction)
+    return std::nullopt;
+  SmallVector<Value> ivs = llvm::map_to_vector(
+      *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
+  FailureOr<SmallVector<Accumulation>> accs =
+      matchAccumulations(*nest->back().getBody(), ivs, rows);
+  if (failed(accs))
+    return std::nullopt;
+  // Threads of a block read neighbouring elements only if the reduction
+  // walks a buffer's last dimension; otherwise a thread per row reads
+  // neighbours, and the nest stays one.
+  Value innermost = nest->back().getInductionVar();
+  bool contiguous = false;
+  nest->back().getBody()->walk([&](memref::LoadOp load) {
+    if (load.getIndices().empty())
+      return;
+    contiguous |= dependsOn(
+        load.getIndices().back(), [&](Value v) { return v == innermost; },
+        rows);
+  });
+  if (!contiguous)
+    return std::nullopt;
+  return BlockReduction{rows, std::move(*nest), std::move(*accs)};
+}
+
+/// A nest of scf.for loops that reduces to places that do not depend on
+/// them (a gradient's sum of squares): one block.
+std::optional<BlockReduction> matchScalarReduction(scf::ForOp outer) {
+  FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
+  if (failed(nest) || product(dimsOf(*nest)) < kMinBlockReduction)
+    return std::nullopt;
+  SmallVector<Value> ivs = llvm::map_to_vector(
+      *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
+  FailureOr<SmallVector<Accumulation>> accs =
+      matchAccumulations(*nest->back().getBody(), ivs, outer);
+  if (failed(accs))
+    return std::nullopt;
+  return BlockReduction{nullptr, std::move(*nest), std::move(*accs)};
+}
+
+/// Whether every iteration of `columns` stores to its own places of the
+/// store's buffer, whatever the reduction's iteration: the buffer is a
+/// buffer itself or a unit-stride subview of one, and each of `columns`'
+/// induction variables is the index of a dimension whose subview offset
+/// does not depend on the reduction (`table[ids[n], c] += rows[n, c]`: the
+/// row moves with n, the column is c's alone).
+bool ownsPlaces(memref::StoreOp store, scf::ParallelOp columns,
+                ArrayRef<Value> reductionIvs, Operation *scope) {
+  auto isReductionIv = [&](Value v) {
+    return llvm::is_contained(reductionIvs, v);
+  };
+  // Per index of the store: where its dimension starts in a buffer that
+  // does not move with the reduction.
+  Value buffer = store.getMemRef();
+  SmallVector<OpFoldResult> offsets(
+      store.getIndices().size(),
+      IntegerAttr::get(IndexType::get(store.getContext()), 0));
+  if (dependsOn(buffer, isReductionIv, scope)) {
+    auto view = buffer.getDefiningOp<memref::SubViewOp>();
+    if (!view || !view.hasUnitStride() ||
+        dependsOn(view.getSource(), isReductionIv, scope))
+      return false;
+    llvm::SmallBitVector dropped = view.getDroppedDims();
+    offsets.clear();
+    for (auto [d, offset] : llvm::enumerate(view.getMixedOffsets()))
+      if (!dropped.test(d))
+        offsets.push_back(offset);
+  }
+  for (Value iv : columns.getInductionVars()) {
+    bool owned = false;
+    for (auto [index, offset] : llvm::zip(store.getIndices(), offsets)) {
+      auto offsetValue = dyn_cast<Value>(offset);
+      if (index == iv &&
+          (!offsetValue || !dependsOn(offsetValue, isReductionIv, scope)))
+        owned = true;
+    }
+    if (!owned)
+      return false;
+  }
+  return true;
+}
+
+/// scf.for loops around one parallel nest that only accumulates into places
+/// each of its iterations owns: the loops do not index them (a bias
+/// gradient), or they move with the loops but every parallel iteration
+/// keeps its own (an embedding gradient's scatter). The innermost loop's
+/// body may compute and load (a token id) before the parallel nest.
+std::optional<ColumnReduction> matchColumnReduction(scf::ForOp outer) {
+  FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
+  if (failed(nest))
+    return std::nullopt;
+  Block *body = nest->back().getBody();
+  if (body->getOperations().size() < 2)
+    return std::nullopt;
+  auto columns = dyn_cast<scf::ParallelOp>(*std::prev(body->end(), 2));
+  if (!columns || columns.getNumReductions() != 0)
+    return std::nullopt;
+  SmallVector<memref::LoadOp> prefixLoads;
+  for (Operation &op : body->without_terminator()) {
+    if (&op == columns.getOperation())
+      continue;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      prefixLoads.push_back(load);
+    else if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+      return std::nullopt;
+  }
+  for (Value bound : columns->getOperands())
+    if (Operation *def = bound.getDefiningOp();
+        def && outer->isAncestor(def))
+      return std::nullopt;
+  SmallVector<Value> ivs = llvm::map_to_vector(
+      *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
+  FailureOr<SmallVector<Accumulation>> accs = matchAccumulations(
+      *columns.getBody(), ivs, outer, [&](memref::StoreOp store) {
+        return ownsPlaces(store, columns, ivs, outer);
+      });
+  if (failed(accs))
+    return std::nullopt;
+  // What the loops load before the parallel nest must not be written in it.
+  for (memref::LoadOp load : prefixLoads)
+    for (Accumulation &acc : *accs)
+      if (rootBuffer(load.getMemRef()) == rootBuffer(acc.store.getMemRef()))
+        return std::nullopt;
+  bool placesStay = llvm::all_of(*accs, [&](Accumulation &acc) {
+    auto isReductionIv = [&](Value v) { return llvm::is_contained(ivs, v); };
+    return !dependsOn(acc.store.getMemRef(), isReductionIv, outer) &&
+           llvm::none_of(acc.store.getIndices(), [&](Value index) {
+             return dependsOn(index, isReductionIv, outer);
+           });
+  });
+  return ColumnReduction{std::move(*nest), columns, std::move(*accs),
+                         placesStay};
+}
+
+/// The induction variables of `dims` at the linear iteration `linear`
+/// (row-major, the last dimension fastest).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<Dim> dims) {
+  SmallVector<Value> ivs(dims.size());
+  Value rest = linear;
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    Value trips = arith::ConstantIndexOp::create(b, loc, dims[d].trips);
+    Value position =
+        d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, trips).getResult();
+    if (d != 0)
+      rest = arith::DivUIOp::create(b, loc, rest, trips);
+    Value iv = arith::MulIOp::create(
+        b, loc, position, arith::ConstantIndexOp::create(b, loc, dims[d].step));
+    ivs[d] = arith::AddIOp::create(
+        b, loc, iv, arith::ConstantIndexOp::create(b, loc, dims[d].lb));
+  }
+  return ivs;
+}
+
 struct ZeroGpuKernelsPass
     : public zero::impl::ZeroGpuKernelsPassBase<ZeroGpuKernelsPass> {
   using Base::Base;
@@ -118,6 +534,8 @@ struct ZeroGpuKernelsPass
 private:
   struct Work {
     SmallVector<scf::ParallelOp> parallel;
+    SmallVector<ColumnReduction> columns;
+    SmallVector<BlockReduction> blocks;
     SmallVector<Operation *> serial;
     SmallVector<memref::LoadOp> reads;
   };
@@ -126,11 +544,24 @@ private:
   LogicalResult collect(Block &block, Work &work) {
     for (Operation &op : block) {
       if (isa<scf::ForOp, scf::ParallelOp>(op) && isKernelLoop(&op)) {
-        auto parallel = dyn_cast<scf::ParallelOp>(op);
-        if (parallel && parallel.getNumReductions() == 0)
-          work.parallel.push_back(parallel);
-        else
+        if (auto parallel = dyn_cast<scf::ParallelOp>(op);
+            parallel && parallel.getNumReductions() == 0) {
+          if (std::optional<BlockReduction> rows = matchRowReduction(parallel))
+            work.blocks.push_back(std::move(*rows));
+          else
+            work.parallel.push_back(parallel);
+        } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+          if (std::optional<ColumnReduction> columns =
+                  matchColumnReduction(loop))
+            work.columns.push_back(std::move(*columns));
+          else if (std::optional<BlockReduction> scalar =
+                       matchScalarReduction(loop))
+            work.blocks.push_back(std::move(*scalar));
+          else
+            work.serial.push_back(&op);
+        } else {
           work.serial.push_back(&op);
+        }
         continue;
       }
       if (isa<memref::StoreOp>(op)) {
@@ -163,6 +594,213 @@ private:
     return success();
   }
 
+  /// The parallel nest of `c` outside its scf.for loops.
+  scf::ParallelOp interchange(ColumnReduction &c) {
+    scf::ForOp outer = c.nest.front();
+    OpBuilder b(outer);
+    Location loc = outer.getLoc();
+    SmallVector<Dim> dims = dimsOf(c.nest);
+    IRMapping map;
+    // One iteration of the loops: the innermost loop's body, then the
+    // parallel nest's.
+    DenseSet<Operation *> updates;
+    if (c.placesStay)
+      for (Accumulation &acc : c.accumulations)
+        updates.insert_range(
+            ArrayRef<Operation *>{acc.load, acc.combine, acc.store});
+    auto cloneIteration = [&](OpBuilder &inner) {
+      for (Operation &op : c.nest.back().getBody()->without_terminator())
+        if (&op != c.columns.getOperation())
+          inner.clone(op, map);
+      for (Operation &op : c.columns.getBody()->without_terminator())
+        if (!updates.contains(&op))
+          inner.clone(op, map);
+    };
+    auto cst = [&](OpBuilder &inner, int64_t v) {
+      return arith::ConstantIndexOp::create(inner, loc, v);
+    };
+    std::function<void(OpBuilder &, size_t)> buildLoops =
+        [&](OpBuilder &inner, size_t d) {
+          if (d == dims.size())
+            return cloneIteration(inner);
+          scf::ForOp::create(
+              inner, loc, cst(inner, dims[d].lb),
+              cst(inner, dims[d].lb + dims[d].trips * dims[d].step),
+              cst(inner, dims[d].step), ValueRange{},
+              [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                map.map(c.nest[d].getInductionVar(), iv);
+                buildLoops(nested, d + 1);
+                scf::YieldOp::create(nested, loc);
+              });
+        };
+    // Places that stay: loaded once, carried through the loops (linearized
+    // to one, in the same order), stored once; the loads of what is added
+    // no longer wait for the previous iteration's store.
+    auto buildCarried = [&](OpBuilder &inner) {
+      IRMapping place = map;
+      std::function<Value(Value)> atPlace = [&](Value v) -> Value {
+        if (Value mapped = place.lookupOrNull(v))
+          return mapped;
+        Operation *def = v.getDefiningOp();
+        if (!def || !outer->isAncestor(def))
+          return v;
+        for (Value operand : def->getOperands())
+          atPlace(operand);
+        inner.clone(*def, place);
+        return place.lookup(v);
+      };
+      SmallVector<Value> buffers, olds;
+      SmallVector<SmallVector<Value>> indices;
+      for (Accumulation &acc : c.accumulations) {
+        buffers.push_back(atPlace(acc.store.getMemRef()));
+        indices.push_back(
+            llvm::map_to_vector(acc.store.getIndices(), atPlace));
+        olds.push_back(memref::LoadOp::create(inner, loc, buffers.back(),
+                                              indices.back()));
+      }
+      auto loop = scf::ForOp::create(
+          inner, loc, cst(inner, 0), cst(inner, product(dims)),
+          cst(inner, 1), olds,
+          [&](OpBuilder &body, Location, Value iteration, ValueRange values) {
+            for (auto [loop, iv] :
+                 llvm::zip(c.nest, delinearize(body, loc, iteration, dims)))
+              map.map(loop.getInductionVar(), iv);
+            cloneIteration(body);
+            SmallVector<Value> next;
+            for (auto [acc, value] : llvm::zip(c.accumulations, values)) {
+              map.map(acc.load.getResult(), value);
+              next.push_back(body.clone(*acc.combine, map)->getResult(0));
+            }
+            scf::YieldOp::create(body, loc, next);
+          });
+      for (auto [result, buffer, index] :
+           llvm::zip(loop.getResults(), buffers, indices))
+        memref::StoreOp::create(inner, loc, result, buffer, index);
+    };
+    auto columns = scf::ParallelOp::create(
+        b, c.columns.getLoc(), c.columns.getLowerBound(),
+        c.columns.getUpperBound(), c.columns.getStep(),
+        [&](OpBuilder &inner, Location, ValueRange ivs) {
+          map.map(c.columns.getInductionVars(), ivs);
+          if (c.placesStay)
+            buildCarried(inner);
+          else
+            buildLoops(inner, 0);
+        });
+    outer.erase();
+    return columns;
+  }
+
+  /// `r` as one gpu.launch: a block per place (per iteration of `r.rows`),
+  /// whose threads each combine every so manyth iteration of the nest into
+  /// a partial value from the combining kind's identity; gpu.all_reduce
+  /// combines the partial values, and thread 0 combines the total into the
+  /// place. The order of the sum depends only on the block size.
+  void launchBlockReduction(BlockReduction &r) {
+    Operation *root = r.rows ? r.rows.getOperation() : r.nest.front();
+    OpBuilder b(root);
+    Location loc = root->getLoc();
+    MLIRContext *ctx = &getContext();
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Dim> rowDims;
+    if (r.rows)
+      for (auto [lb, ub, step] :
+           llvm::zip(r.rows.getLowerBound(), r.rows.getUpperBound(),
+                     r.rows.getStep()))
+        rowDims.push_back({*getConstantIntValue(lb),
+                           *getConstantIntValue(step),
+                           *tripCountOf(lb, ub, step)});
+    SmallVector<Dim> dims = dimsOf(r.nest);
+    int64_t iterations = product(dims);
+    int64_t limit = r.rows ? static_cast<int64_t>(blockSize)
+                           : kScalarReductionThreads;
+    int64_t threads = std::min<int64_t>(limit, llvm::alignTo(iterations, 32));
+    Value one = cst(1);
+    auto launch = gpu::LaunchOp::create(b, loc, cst(product(rowDims)), one,
+                                        one, cst(threads), one, one);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToEnd(&body);
+    b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+    Value thread = launch.getThreadIds().x;
+
+    // The place: the row's induction variables and what the parallel body
+    // computes from them before the reduction.
+    IRMapping map;
+    if (r.rows) {
+      map.map(r.rows.getInductionVars(),
+              delinearize(b, loc, launch.getBlockIds().x, rowDims));
+      for (Operation &op : r.rows.getBody()->without_terminator())
+        if (&op != r.nest.front().getOperation())
+          b.clone(op, map);
+    }
+    IRMapping place = map;
+
+    // Each thread's partial values.
+    SmallVector<Value> identities;
+    for (Accumulation &acc : r.accumulations)
+      identities.push_back(arith::getIdentityValue(
+          acc.identity, acc.store.getValue().getType(), b, loc));
+    Block &reduced = *r.nest.back().getBody();
+    auto partials = scf::ForOp::create(
+        b, loc, thread, cst(iterations), cst(threads), identities,
+        [&](OpBuilder &inner, Location, Value iteration, ValueRange partial) {
+          SmallVector<Value> ivs = delinearize(inner, loc, iteration, dims);
+          for (auto [loop, iv] : llvm::zip(r.nest, ivs))
+            map.map(loop.getInductionVar(), iv);
+          DenseSet<Operation *> updates;
+          for (Accumulation &acc : r.accumulations)
+            updates.insert_range(ArrayRef<Operation *>{
+                acc.load, acc.combine, acc.store});
+          for (Operation &op : reduced.without_terminator())
+            if (!updates.contains(&op))
+              inner.clone(op, map);
+          SmallVector<Value> next;
+          for (auto [acc, value] : llvm::zip(r.accumulations, partial)) {
+            map.map(acc.load.getResult(), value);
+            next.push_back(inner.clone(*acc.combine, map)->getResult(0));
+          }
+          scf::YieldOp::create(inner, loc, next);
+        });
+
+    SmallVector<Value> totals;
+    for (auto [acc, partial] :
+         llvm::zip(r.accumulations, partials.getResults()))
+      totals.push_back(gpu::AllReduceOp::create(
+          b, loc, partial, gpu::AllReduceOperationAttr::get(ctx, acc.kind),
+          /*uniform=*/true));
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        thread, cst(0));
+    scf::IfOp::create(b, loc, first, [&](OpBuilder &then, Location) {
+      // The place's buffer and indices, computed again from the row (they
+      // may have been computed inside the reduction's body).
+      std::function<Value(Value)> atPlace = [&](Value v) -> Value {
+        if (Value mapped = place.lookupOrNull(v))
+          return mapped;
+        Operation *def = v.getDefiningOp();
+        if (!def || !r.nest.front()->isAncestor(def))
+          return v;
+        for (Value operand : def->getOperands())
+          atPlace(operand);
+        then.clone(*def, place);
+        return place.lookup(v);
+      };
+      for (auto [acc, total] : llvm::zip(r.accumulations, totals)) {
+        Value buffer = atPlace(acc.store.getMemRef());
+        SmallVector<Value> indices =
+            llvm::map_to_vector(acc.store.getIndices(), atPlace);
+        Value old = memref::LoadOp::create(then, loc, buffer, indices);
+        place.map(acc.load.getResult(), old);
+        place.map(acc.value, total);
+        Value updated = then.clone(*acc.combine, place)->getResult(0);
+        memref::StoreOp::create(then, loc, updated, buffer, indices);
+      }
+      scf::YieldOp::create(then, loc);
+    });
+    root->erase();
+  }
+
   LogicalResult convertFunction(ModuleOp module, func::FuncOp fn) {
     Work work;
     if (failed(collect(fn.getBody().front(), work)))
@@ -172,6 +810,13 @@ private:
         return failure();
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
+
+    // Reductions over outer loops: the parallel nest outside, each thread
+    // adding its column's rows in the loop's order.
+    for (ColumnReduction &columns : work.columns) {
+      work.parallel.push_back(interchange(columns));
+      ++numInterchanged;
+    }
 
     // Parallel nests: one dimension, tiles of blockSize, tiles to blocks and
     // elements to threads.
@@ -215,6 +860,13 @@ private:
       fn.walk([](gpu::LaunchOp launch) {
         launch->removeAttr("SCFToGPU_visited");
       });
+    }
+
+    // Reductions: a block per output place, its threads' partial values
+    // combined by gpu.all_reduce.
+    for (BlockReduction &reduction : work.blocks) {
+      launchBlockReduction(reduction);
+      ++numBlockReductions;
     }
 
     // Serial nests and stores: one thread, the same order as on the CPU.

@@ -150,8 +150,13 @@ Value GPTBuilder::embed(Value tokens, Value wte, Value wpe) {
 
 /// table[ids[n], :] += rows[n, :] for n = 0..N-1, in order, so repeated ids
 /// accumulate. An scf.for carries the table; each iteration adds one row via
-/// extract_slice / linalg.add / insert_slice, the add writing into the
-/// extracted row so that bufferization updates the table in place.
+/// extract_slice / linalg.generic / insert_slice, the generic reading the
+/// extracted row as its output's old value (`out + in`), so that
+/// bufferization updates the table in place: no row buffer and no copy per
+/// token, and after lowering one loop nest over the tokens that the cuda
+/// target can run as a kernel. (A linalg.add with the row as both input and
+/// output would not stay in place: elementwise fusion's canonicalization
+/// replaces an output the body does not read with tensor.empty.)
 Value GPTBuilder::scatterAddRows(Value table, Value ids, Value rows) {
   OpBuilder &b = tb.builder();
   Location loc = tb.getLoc();
@@ -170,7 +175,18 @@ Value GPTBuilder::scatterAddRows(Value table, Value ids, Value rows) {
         OpFoldResult zeroAttr = nb.getIndexAttr(0);
         Value grad = inner.extractSlice(rows, {n, zeroAttr}, {1, C}, {C});
         Value cur = inner.extractSlice(iter[0], {row, zeroAttr}, {1, C}, {C});
-        Value sum = inner.add(cur, grad, /*dest=*/cur);
+        SmallVector<utils::IteratorType> parallel(
+            1, utils::IteratorType::parallel);
+        AffineMap rowMap = inner.identityMap(1);
+        Value sum =
+            inner
+                .generic({grad}, {rowMap}, {cur}, {rowMap}, parallel,
+                         [](ScalarBuilder &s, ValueRange a)
+                             -> SmallVector<Value> {
+                           // cur + grad, as linalg.add(cur, grad) computes.
+                           return {s.add(a[1], a[0])};
+                         })
+                .front();
         Value updated =
             inner.insertSlice(sum, iter[0], {row, zeroAttr}, {1, C});
         scf::YieldOp::create(nb, nloc, updated);

@@ -49,13 +49,16 @@ func.func private @step_loop1(%x: memref<40000xf32>) {
   return
 }
 
-// A reduction to a scalar runs as it is, in one thread, in the CPU's order;
+// A reduction to a scalar is one block (reductions.mlir has the cases);
 // its square root is NVVM's correctly rounded one.
 // CHECK-LABEL: func.func private @step_loop2
-// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE2:.*]], {{.*}} = %[[ONE2]], {{.*}} = %[[ONE2]]) threads({{.*}}) in ({{.*}} = %[[ONE2]], {{.*}} = %[[ONE2]], {{.*}} = %[[ONE2]])
+// CHECK-DAG:     %[[ONE2:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[T32:.*]] = arith.constant 32 : index
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE2]], {{.*}} = %[[ONE2]], {{.*}} = %[[ONE2]]) threads({{.*}}) in ({{.*}} = %[[T32]], {{.*}} = %[[ONE2]], {{.*}} = %[[ONE2]])
 // CHECK-NEXT:      scf.for
 // CHECK:             llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"
 // CHECK-NOT:         math.sqrt
+// CHECK:           gpu.all_reduce add
 // CHECK:           gpu.terminator
 func.func private @step_loop2(%x: memref<32xf32>, %s: memref<f32>) {
   %c0 = arith.constant 0 : index

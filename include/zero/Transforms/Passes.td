@@ -759,9 +759,36 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
       tiled by `block-size` (upstream `tileParallelLoop`), and its tiles
       mapped to blocks and its elements to threads (upstream
       `convert-parallel-loops-to-gpu` patterns): one thread per iteration.
-      Any other nest (an `scf.for` at the top: a reduction to a scalar, a
-      scatter whose order matters) runs as it is in one thread, so results
-      are bit-identical to the CPU target's loops.
+    - A reduction (a loop body whose every store updates a place its loops
+      do not index, `place = place <op> value` with `op` one of addf, addi,
+      mulf, maximumf, minimumf, maxnumf, minnumf, on f32, f64, i32 or i64,
+      and nothing else in the body reading those buffers) is mapped by its
+      shape:
+      - an `scf.parallel` whose body is such a reduction over a buffer's
+        last dimension (a LayerNorm's mean, a softmax's maximum, a
+        cross-entropy's sum over the vocabulary), 32 iterations or more:
+        one block per row of `min(block-size, iterations rounded up to
+        32)` threads. Each thread combines every so manyth iteration into a
+        partial value that starts at the operation's identity, upstream
+        `gpu.all_reduce` combines the partial values (lowered by
+        `convert-gpu-to-nvvm` to warp shuffles and shared memory), and
+        thread 0 updates the place;
+      - an `scf.for` nest that reduces to places it does not index (a
+        gradient's sum of squares, a loss's mean), 32 iterations or more:
+        the same in one block of up to 1024 threads;
+      - `scf.for` loops around an `scf.parallel` each of whose iterations
+        owns its places (a bias gradient's sum over rows, indexed by the
+        column only; an embedding gradient's scatter `table[ids[n], c] +=
+        rows[n, c]`, whose row moves with `n` but whose column is `c`'s):
+        interchanged, one thread per column adding in the CPU's order. The
+        loops' body may load and compute before the parallel nest (the
+        token id). Places that do not move are loaded once, carried
+        through the loops in a register and stored once.
+      Block reductions add in a tree, not in the CPU's order; the order
+      depends only on the block size, so runs repeat bit for bit.
+    - Any other nest (an `scf.for` at the top that is not one of those: a
+      scatter whose order matters, a small reduction) runs as it is in one
+      thread, so results are bit-identical to the CPU target's loops.
     - A `memref.store` left in host code runs in a one-thread launch.
     - In kernels, f32 and f64 `math.sqrt` becomes NVVM's `sqrt.rn`
       intrinsic and `math.rsqrt` one divided by it (correctly rounded, as
@@ -778,6 +805,38 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
 
     Upstream `gpu-kernel-outlining` then outlines the launches and
     `zero-gpu-launch-streams` puts them on the runtime's stream.
+
+    A row reduction, before:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+      scf.for %k = %c0 to %c64 step %c1 {
+        %v = memref.load %x[%i, %k] : memref<4x64xf32>
+        %a = memref.load %sum[%i] : memref<4xf32>
+        %s = arith.addf %a, %v : f32
+        memref.store %s, %sum[%i] : memref<4xf32>
+      }
+      scf.reduce
+    }
+    ```
+    After (block-size=256: 64 threads, the row's length rounded up to 32):
+    ```mlir
+    gpu.launch blocks(%row, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+               threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+      %part = scf.for %k = %t to %c64 step %c64 iter_args(%p = %zero) -> (f32) {
+        %v = memref.load %x[%row, %k] : memref<4x64xf32>
+        %n = arith.addf %p, %v : f32
+        scf.yield %n : f32
+      }
+      %total = gpu.all_reduce add %part uniform {} : (f32) -> f32
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {
+        %a = memref.load %sum[%row] : memref<4xf32>
+        %s = arith.addf %a, %total : f32
+        memref.store %s, %sum[%row] : memref<4xf32>
+      }
+      gpu.terminator
+    }
+    ```
 
     Before:
     ```mlir
@@ -820,6 +879,11 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
               "parallel loop nests launched one thread per iteration">,
     Statistic<"numSerial", "num-serial",
               "loop nests and stores launched in one thread">,
+    Statistic<"numBlockReductions", "num-block-reductions",
+              "reductions launched a block per place, combined by "
+              "gpu.all_reduce">,
+    Statistic<"numInterchanged", "num-interchanged",
+              "reductions over outer loops run one thread per place">,
     Statistic<"numHostReads", "num-host-reads",
               "scalar loads of device memory by host code">
   ];
