@@ -19,6 +19,11 @@
 #
 #   bash DIR/run.sh OUTDIR
 #
+# GPU_BUNDLE_TARGET=cpu builds the same bundle with CPU binaries under the
+# same names, and GPU_BUNDLE_SMALL=1 leaves GPT-2 124M out: what the
+# bundle's own test (integration_tests/zero-compile/gpu-bundle.test) runs,
+# so that check.py is exercised before a GPU ever sees it.
+#
 # prints one line per check and a summary, writes the figures to OUTDIR, and
 # exits 0 only if every check passed; then
 #
@@ -37,6 +42,14 @@ for tool in zero-gen zero-opt zero-compile; do
   [ -x "$bin/$tool" ] ||
     { echo "gpu-bundle: error: $bin/$tool is missing: build zero-mlir first (cmake --build $build)" >&2; exit 1; }
 done
+
+target=${GPU_BUNDLE_TARGET:-cuda}
+case "$target" in
+  cuda|cpu) ;;
+  *) echo "gpu-bundle: error: GPU_BUNDLE_TARGET must be cuda or cpu, not '$target'" >&2; exit 2 ;;
+esac
+models="gpt-tiny gpt-d256"
+[ "${GPU_BUNDLE_SMALL:-0}" = 1 ] || models="$models gpt2-124m gpt2-124m-bf16"
 
 out=$1
 rm -rf "$out.tmp"
@@ -57,9 +70,9 @@ t=$out.tmp
   -o "$t/steps/gpt2-124m-bf16.mlir"
 
 steps=20
-for m in gpt-tiny gpt-d256 gpt2-124m gpt2-124m-bf16; do
+for m in $models; do
   echo "gpu-bundle: $m"
-  "$bin/zero-compile" "$t/steps/$m.mlir" --target cuda -o "$t/bin/$m-cuda"
+  "$bin/zero-compile" "$t/steps/$m.mlir" --target "$target" -o "$t/bin/$m-cuda"
   # The prediction the device's measured peaks are held to: the same
   # bufferized step (the CUDA lowering shares the CPU's bufferization),
   # predicted for the cuda target (its bf16 GEMMs allocate nothing).
@@ -72,6 +85,29 @@ for m in gpt-tiny gpt-d256; do
   "$bin/zero-compile" "$t/steps/$m.mlir" -o "$t/steps/$m-cpu"
   "$t/steps/$m-cpu" --steps $steps --progress none \
     --stats-json "$t/ref/$m.cpu.json" > /dev/null
+  # One step's gradients, and which parameter each stretch of them is:
+  # the grads check compares them parameter by parameter, which says
+  # which kernels to look at when the losses differ.
+  "$t/steps/$m-cpu" --steps 1 --progress none \
+    --dump-grads "$t/ref/$m.cpu.grads" > /dev/null
+  python3 - "$t/steps/$m.mlir" > "$t/ref/$m.params.json" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+sig = text[text.index('func.func @forward_backward('):]
+sig = sig[:sig.index(') -> ')]
+params = []
+for piece in re.split(r', (?=%\w+: )', sig[sig.index('(') + 1:]):
+    m = re.match(r'%\w+: tensor<([^>]*)>', piece)
+    name = re.search(r'zero\.param = "([^"]+)"', piece)
+    if not m or not name:
+        continue
+    *dims, dtype = m.group(1).split('x')
+    count = 1
+    for d in dims:
+        count *= int(d)
+    params.append({'name': name.group(1), 'elements': count, 'dtype': dtype})
+json.dump(params, sys.stdout, indent=1)
+PY
 done
 
 # Shared libraries the binaries load that a CUDA-only machine may lack.

@@ -14,6 +14,9 @@ Checks (the CUDA issue's correctness and memory bars):
              step's loss within 1e-4 relative of the CPU's;
   repro:     a second GPU run gives the same losses and parameters, bit for
              bit;
+  grads:     one step's gradients, parameter by parameter, within 1e-4
+             (normwise relative) of the CPU's: where the losses differ,
+             this names the parameters, and so the kernels, that do;
   memory:    each category's measured peak device bytes equal
              zero-memory-report's prediction (check_memory.py);
   gpt2-124m: GPT-2 small at sequence 1024 runs two steps, in f32 and in
@@ -27,7 +30,9 @@ driver's directory, the CUDA toolkit, or the nvidia-cublas Python package).
 """
 
 import argparse
+import array
 import glob
+import math
 import json
 import os
 import subprocess
@@ -93,6 +98,8 @@ class Checks:
             self.record(f'{model} {tag} run', False,
                         f'did not finish in {self.timeout} s')
             return None
+        with open(os.path.join(self.out, f'{model}.{tag}.stderr'), 'w') as f:
+            f.write(p.stderr)
         if p.returncode != 0:
             last = (p.stderr.strip().splitlines() or ['(no output)'])[-1]
             self.record(f'{model} {tag} run', False,
@@ -135,6 +142,47 @@ class Checks:
         self.record(f'{model} loss', worst <= 1e-4,
                     f'largest relative difference from the CPU {worst:.2e} '
                     f'(step {at}) over {len(g)} steps; bar 1e-4')
+
+    def grads(self, model):
+        with open(os.path.join(self.bundle, 'ref', f'{model}.params.json')) as f:
+            params = json.load(f)
+        path = os.path.join(self.out, f'{model}.gpu.grads')
+        if not self.train(model, 'grads', 1, ['--dump-grads', path]):
+            return
+        codes = {'f32': 'f', 'f64': 'd'}
+        if any(p['dtype'] not in codes for p in params):
+            return self.record(f'{model} grads', False,
+                               'only f32 and f64 gradients are compared')
+        values = []
+        for name in (os.path.join(self.bundle, 'ref', f'{model}.cpu.grads'),
+                     path):
+            a = array.array(codes[params[0]['dtype']])
+            with open(name, 'rb') as f:
+                a.frombytes(f.read())
+            values.append(a)
+        cpu, gpu = values
+        expected = sum(p['elements'] for p in params)
+        if len(cpu) != expected or len(gpu) != expected:
+            return self.record(f'{model} grads', False,
+                               f'{len(gpu)} GPU and {len(cpu)} CPU values, '
+                               f'{expected} expected')
+        errors, at = [], 0
+        for p in params:
+            n = p['elements']
+            diff = norm = 0.0
+            for c, g in zip(cpu[at:at + n], gpu[at:at + n]):
+                diff += (g - c) * (g - c)
+                norm += c * c
+            errors.append((math.sqrt(diff) / max(math.sqrt(norm), 1e-30),
+                           p['name']))
+            at += n
+        errors.sort(reverse=True)
+        over = [f'{name} {e:.1e}' for e, name in errors if not e <= 1e-4]
+        self.record(f'{model} grads', not over,
+                    f'{len(params)} parameters, largest normwise relative '
+                    f'difference from the CPU {errors[0][0]:.2e} '
+                    f'({errors[0][1]}); bar 1e-4' +
+                    (f'; over it: {", ".join(over[:10])}' if over else ''))
 
     def memory(self, model, gpu, stats):
         report = os.path.join(self.bundle, 'ref', f'{model}.report.json')
@@ -180,6 +228,7 @@ class Checks:
                             'parameters ' + ('bit-identical' if same else 'DIFFER') +
                             ', losses ' + ('identical' if same_losses else 'DIFFER') +
                             ' between two GPU runs')
+            self.grads(model)
             print(f"  {model}: median step {first[0]['step_time_s'] * 1e3:.2f} ms, "
                   f"{first[0]['tokens_per_s']:.0f} tokens/s", flush=True)
         for model in ('gpt2-124m', 'gpt2-124m-bf16'):
@@ -192,7 +241,8 @@ class Checks:
                       f"{s['tokens_per_s']:.0f} tokens/s, peak total "
                       f"{s['peak_bytes']['total'] / 2**30:.2f} GiB", flush=True)
                 self.memory(model, s, run[2])
-        for f in glob.glob(os.path.join(self.out, '*.params')):
+        for f in (glob.glob(os.path.join(self.out, '*.params')) +
+                  glob.glob(os.path.join(self.out, '*.grads'))):
             os.remove(f)
         with open(os.path.join(self.out, 'summary.json'), 'w') as f:
             json.dump(self.results, f, indent=1)

@@ -3,6 +3,10 @@
 
   check_memory.py REPORT.json STATS.json [--tol 0.05]
 
+REPORT is zero-memory-report's output for the step the run ran: a
+partitioned step's one function, or an unpartitioned step's
+forward_backward and optimizer (combined as the driver runs them).
+
 Checks, per rank (the largest peak over ranks):
 - each category's measured peak (params, grads, optimizer_states,
   activations, comm) equals the report's prediction for it, byte for byte;
@@ -43,6 +47,29 @@ CATEGORIES = ('params', 'grads', 'optimizer_states', 'activations', 'comm')
 ALIGN = 64
 
 
+def combined(reports):
+    """The prediction for what the driver runs: a partitioned step is one
+    function (the report's one entry); an unpartitioned one (stage -1) is
+    forward_backward then the optimizer, every model state held by the
+    driver throughout, so each category's peak is the larger of the two
+    functions' and of its model-state bytes, and the peak total is their
+    sum (activations live only inside a function)."""
+    if len(reports) == 1 or reports[0]['stage'] != -1:
+        return reports[0]
+    report = dict(reports[0])
+    states = {c: max(r['model_state_bytes'].get(c, 0) for r in reports)
+              for c in ('params', 'grads', 'optimizer_states')}
+    by_category = {c: max([r['predicted_peak_bytes_by_category'][c]
+                           for r in reports] + [states.get(c, 0)])
+                   for c in CATEGORIES}
+    report['model_state_bytes'] = states
+    report['predicted_peak_bytes_by_category'] = by_category
+    report['predicted_peak_bytes'] = sum(by_category.values())
+    report['largest_tensor_bytes'] = max(r['largest_tensor_bytes'] for r in reports)
+    report['nvme_bytes_by_category'] = {}
+    return report
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,7 +87,7 @@ def main():
                     help="zero-schedule's memory-budget: both peak totals "
                     'must be at most this many bytes')
     args = ap.parse_args()
-    report = json.load(open(args.report))[0]
+    report = combined(json.load(open(args.report)))
     stats = json.load(open(args.stats))
     peak = stats['peak_bytes_max_over_ranks']
     states = report['model_state_bytes']
