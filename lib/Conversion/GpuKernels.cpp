@@ -109,12 +109,14 @@ std::optional<int64_t> tripCountOf(Value lb, Value ub, Value step) {
                          s = getConstantIntValue(step);
   if (!l || !u || !s || *s <= 0 || *l < 0 || *u < *l)
     return std::nullopt;
-  return (*u - *l + *s - 1) / *s;
+  int64_t span = *u - *l;
+  return span / *s + (span % *s != 0);
 }
 
-/// A loop dimension with constant bounds: iv = lb + step * (0 .. trips).
+/// A loop dimension with constant bounds: iv = lb + step * (0 .. trips),
+/// below ub.
 struct Dim {
-  int64_t lb, step, trips;
+  int64_t lb, step, trips, ub;
 };
 
 /// The combining kinds of an accumulation's update: the all-reduce that
@@ -275,15 +277,19 @@ FailureOr<SmallVector<Accumulation>> matchAccumulations(
 }
 
 /// `outer` and the scf.for loops perfectly nested in it, each with constant
-/// bounds and no results; failure otherwise.
+/// bounds and no results, their iterations fewer than 2^62 in all; failure
+/// otherwise.
 FailureOr<SmallVector<scf::ForOp>> forNest(scf::ForOp outer) {
   SmallVector<scf::ForOp> nest{outer};
+  int64_t iterations = 1;
   while (true) {
     scf::ForOp loop = nest.back();
-    if (loop.getNumResults() != 0 ||
-        !tripCountOf(loop.getLowerBound(), loop.getUpperBound(),
-                           loop.getStep()))
+    std::optional<int64_t> trips = tripCountOf(
+        loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    if (loop.getNumResults() != 0 || !trips ||
+        (*trips != 0 && iterations > (int64_t(1) << 62) / *trips))
       return failure();
+    iterations *= *trips;
     Block *body = loop.getBody();
     auto inner = dyn_cast<scf::ForOp>(body->front());
     if (!inner || body->getOperations().size() != 2)
@@ -297,8 +303,9 @@ SmallVector<Dim> dimsOf(ArrayRef<scf::ForOp> nest) {
   for (scf::ForOp loop : nest)
     dims.push_back({*getConstantIntValue(loop.getLowerBound()),
                     *getConstantIntValue(loop.getStep()),
-                    *tripCountOf(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())});
+                    *tripCountOf(loop.getLowerBound(), loop.getUpperBound(),
+                                 loop.getStep()),
+                    *getConstantIntValue(loop.getUpperBound())});
   return dims;
 }
 
@@ -625,7 +632,7 @@ private:
             return cloneIteration(inner);
           scf::ForOp::create(
               inner, loc, cst(inner, dims[d].lb),
-              cst(inner, dims[d].lb + dims[d].trips * dims[d].step),
+              cst(inner, dims[d].ub),
               cst(inner, dims[d].step), ValueRange{},
               [&](OpBuilder &nested, Location, Value iv, ValueRange) {
                 map.map(c.nest[d].getInductionVar(), iv);
@@ -711,7 +718,8 @@ private:
                      r.rows.getStep()))
         rowDims.push_back({*getConstantIntValue(lb),
                            *getConstantIntValue(step),
-                           *tripCountOf(lb, ub, step)});
+                           *tripCountOf(lb, ub, step),
+                           *getConstantIntValue(ub)});
     SmallVector<Dim> dims = dimsOf(r.nest);
     int64_t iterations = product(dims);
     int64_t limit = r.rows ? static_cast<int64_t>(blockSize)

@@ -427,8 +427,11 @@ Value GPTBuilder::geluBackward(Value x, Value dy) {
 /// loss = 1/N sum_n (lse_n - logits[n, target_n]),
 ///   lse_n = max_n + log sum_v exp(logits[n,v] - max_n)
 /// dlogits[n,v] = (softmax(logits)[n,v] - [v == target_n]) / N.
-/// The target logit is picked by comparing linalg.index with the target id
-/// (no gather).
+/// The target logit is a gather, a tensor.extract of logits[n, target_n]
+/// inside a generic over n (as the embedding reads wte): N reads, not a
+/// compare and select over all N x V logits, which on the GPU was a thread
+/// per row scanning the vocabulary. The driver keeps target ids below V
+/// (zero.token_range).
 CrossEntropy GPTBuilder::crossEntropy(Value logits, Value targets) {
   double invN = 1.0 / static_cast<double>(N);
   AffineMap row = dims(2, {0});
@@ -444,13 +447,12 @@ CrossEntropy GPTBuilder::crossEntropy(Value logits, Value targets) {
         return {s.add(a[0], s.log(a[1]))};
       },
       tb.getComputeType());
-  Value targetLogit = tb.reduce(
-      {N, V}, {logits, targets}, {id(2), row}, /*keptDims=*/{0}, 0.0,
-      [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
-        Value col = s.index(1);
-        Value hit = s.cmpIndex(arith::CmpIPredicate::eq, col, s.toIndex(a[1]));
-        return {s.select(hit, a[0], a[2])};
-      });
+  Value targetLogit = tb.elementwise(
+      {N}, {targets}, {id(1)},
+      [&](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {
+        return {s.extract(logits, {s.index(0), s.toIndex(a[0])})};
+      },
+      tb.getComputeType());
   Value total = tb.reduceToScalar(
       {N}, {lse, targetLogit}, {id(1), id(1)},
       [](ScalarBuilder &s, ValueRange a) -> SmallVector<Value> {

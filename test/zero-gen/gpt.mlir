@@ -77,15 +77,15 @@
 // Tied LM head: logits = x @ wte^T.
 // CHECK:         %[[WTET:.*]] = linalg.transpose ins(%[[WTE]] : tensor<8x4xf32>) outs(%{{.*}} : tensor<4x8xf32>) permutation = [1, 0]
 // CHECK:         %[[LOGITS:.*]] = linalg.matmul ins(%{{.*}}, %[[WTET]] : tensor<8x4xf32>, tensor<4x8xf32>)
-// Cross-entropy: the target logit picked by comparing linalg.index with the
-// target id (no gather).
+// Cross-entropy: the target logit gathered, logits[n, target_n], by a
+// tensor.extract in a generic over the rows.
 // CHECK:         %[[TGTS:.*]] = tensor.collapse_shape %[[TGT]] {{\[}}[0, 1]] : tensor<2x4xi32> into tensor<8xi32>
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[LOGITS]], %[[TGTS]] : tensor<8x8xf32>, tensor<8xi32>)
-// CHECK-NEXT:    ^bb0(%[[L:[a-z0-9_]+]]: f32, %[[T:[a-z0-9_]+]]: i32, %[[ACC:[a-z0-9_]+]]: f32):
-// CHECK-NEXT:      %[[V:.*]] = linalg.index 1 : index
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[TGTS]] : tensor<8xi32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK-NEXT:    ^bb0(%[[T:[a-z0-9_]+]]: i32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[N:.*]] = linalg.index 0 : index
 // CHECK-NEXT:      %[[TI:.*]] = arith.index_cast %[[T]] : i32 to index
-// CHECK-NEXT:      %[[HIT:.*]] = arith.cmpi eq, %[[V]], %[[TI]] : index
-// CHECK-NEXT:      arith.select %[[HIT]], %[[L]], %[[ACC]] : f32
+// CHECK-NEXT:      %[[PICK:.*]] = tensor.extract %[[LOGITS]][%[[N]], %[[TI]]] : tensor<8x8xf32>
+// CHECK-NEXT:      linalg.yield %[[PICK]] : f32
 // CHECK:         %[[LOSS:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // Backward of the LM head: dx = dlogits @ wte and the head's part of dwte.
 // CHECK:         %[[DLOGITS:.*]] = linalg.generic {{.*}} ins(%[[LOGITS]], %{{.*}}, %[[TGTS]] : tensor<8x8xf32>, tensor<8xf32>, tensor<8xi32>)
