@@ -15,8 +15,9 @@ Checks (the CUDA issue's correctness and memory bars):
   repro:     a second GPU run gives the same losses and parameters, bit for
              bit;
   grads:     one step's gradients, parameter by parameter, within 1e-4
-             (normwise relative) of the CPU's: where the losses differ,
-             this names the parameters, and so the kernels, that do;
+             (normwise relative) of the CPU's (the bundle's CPU binary,
+             run there): where the losses differ, this names the
+             parameters, and so the kernels, that do;
   memory:    each category's measured peak device bytes equal
              zero-memory-report's prediction (check_memory.py);
   gpt2-124m: GPT-2 small at sequence 1024 runs two steps, in f32 and in
@@ -83,11 +84,12 @@ class Checks:
         self.results.append({'check': name, 'passed': passed, 'detail': detail})
         print(f"{'PASS' if passed else 'FAIL'} {name}: {detail}", flush=True)
 
-    def train(self, model, tag, steps, extra=()):
-        """Runs BUNDLE/bin/MODEL-cuda; returns (stats, params path) or None."""
+    def train(self, model, tag, steps, extra=(), binary='cuda'):
+        """Runs BUNDLE/bin/MODEL-cuda (or -BINARY); returns (stats, params
+        path, stats path) or None."""
         stats = os.path.join(self.out, f'{model}.{tag}.json')
         params = os.path.join(self.out, f'{model}.{tag}.params')
-        cmd = [os.path.join(self.bundle, 'bin', f'{model}-cuda'), '--steps',
+        cmd = [os.path.join(self.bundle, 'bin', f'{model}-{binary}'), '--steps',
                str(steps), '--progress', 'none', '--stats-json', stats,
                '--dump-params', params, *extra]
         start = time.time()
@@ -146,7 +148,11 @@ class Checks:
     def grads(self, model):
         with open(os.path.join(self.bundle, 'ref', f'{model}.params.json')) as f:
             params = json.load(f)
+        reference = os.path.join(self.out, f'{model}.cpu.grads')
         path = os.path.join(self.out, f'{model}.gpu.grads')
+        if not self.train(model, 'cpu-grads', 1, ['--dump-grads', reference],
+                          binary='cpu'):
+            return
         if not self.train(model, 'grads', 1, ['--dump-grads', path]):
             return
         codes = {'f32': 'f', 'f64': 'd'}
@@ -154,8 +160,7 @@ class Checks:
             return self.record(f'{model} grads', False,
                                'only f32 and f64 gradients are compared')
         values = []
-        for name in (os.path.join(self.bundle, 'ref', f'{model}.cpu.grads'),
-                     path):
+        for name in (reference, path):
             a = array.array(codes[params[0]['dtype']])
             with open(name, 'rb') as f:
                 a.frombytes(f.read())

@@ -341,6 +341,9 @@ struct ColumnReduction {
 constexpr int64_t kMinBlockReduction = 32;
 /// Threads of a reduction to one place, which has one block.
 constexpr int64_t kScalarReductionThreads = 1024;
+/// Reductions over rows with at least this many rows share each column's
+/// rows among a block's warps.
+constexpr int64_t kMinColumnBlockRows = 64;
 
 /// A parallel nest whose body is one reduction (a LayerNorm's mean, a
 /// softmax's maximum), over the buffer's contiguous dimension.
@@ -498,6 +501,36 @@ std::optional<ColumnReduction> matchColumnReduction(scf::ForOp outer) {
                          placesStay};
 }
 
+/// `v` where `b` builds: looked up in `mapping` if it has it; computed
+/// again (each op cloned into `mapping`) if `scope` computes it; as it is
+/// if it comes from outside. For a reduction's place, computed in a loop
+/// body but needed after the loop.
+Value recompute(OpBuilder &b, Value v, IRMapping &mapping, Operation *scope) {
+  if (Value mapped = mapping.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || !scope->isAncestor(def))
+    return v;
+  for (Value operand : def->getOperands())
+    recompute(b, operand, mapping, scope);
+  b.clone(*def, mapping);
+  return mapping.lookup(v);
+}
+
+/// Ends a loop body that carries `accumulations`' partial values: each
+/// combined with what this iteration adds (its update cloned with the old
+/// value replaced by the partial value), and yielded.
+void yieldCombined(OpBuilder &b, Location loc,
+                   ArrayRef<Accumulation> accumulations, ValueRange partials,
+                   IRMapping &mapping) {
+  SmallVector<Value> next;
+  for (auto [acc, partial] : llvm::zip(accumulations, partials)) {
+    mapping.map(acc.load->getResult(0), partial);
+    next.push_back(b.clone(*acc.combine, mapping)->getResult(0));
+  }
+  scf::YieldOp::create(b, loc, next);
+}
+
 /// The induction variables of `dims` at the linear iteration `linear`
 /// (row-major, the last dimension fastest).
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
@@ -542,6 +575,7 @@ private:
   struct Work {
     SmallVector<scf::ParallelOp> parallel;
     SmallVector<ColumnReduction> columns;
+    SmallVector<ColumnReduction> columnBlocks;
     SmallVector<BlockReduction> blocks;
     SmallVector<Operation *> serial;
     SmallVector<memref::LoadOp> reads;
@@ -560,7 +594,8 @@ private:
         } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
           if (std::optional<ColumnReduction> columns =
                   matchColumnReduction(loop))
-            work.columns.push_back(std::move(*columns));
+            (wantsColumnBlocks(*columns) ? work.columnBlocks : work.columns)
+                .push_back(std::move(*columns));
           else if (std::optional<BlockReduction> scalar =
                        matchScalarReduction(loop))
             work.blocks.push_back(std::move(*scalar));
@@ -645,16 +680,8 @@ private:
     // no longer wait for the previous iteration's store.
     auto buildCarried = [&](OpBuilder &inner) {
       IRMapping place = map;
-      std::function<Value(Value)> atPlace = [&](Value v) -> Value {
-        if (Value mapped = place.lookupOrNull(v))
-          return mapped;
-        Operation *def = v.getDefiningOp();
-        if (!def || !outer->isAncestor(def))
-          return v;
-        for (Value operand : def->getOperands())
-          atPlace(operand);
-        inner.clone(*def, place);
-        return place.lookup(v);
+      auto atPlace = [&](Value v) {
+        return recompute(inner, v, place, outer);
       };
       SmallVector<Value> buffers, olds;
       SmallVector<SmallVector<Value>> indices;
@@ -673,12 +700,7 @@ private:
                  llvm::zip(c.nest, delinearize(body, loc, iteration, dims)))
               map.map(loop.getInductionVar(), iv);
             cloneIteration(body);
-            SmallVector<Value> next;
-            for (auto [acc, value] : llvm::zip(c.accumulations, values)) {
-              map.map(acc.load.getResult(), value);
-              next.push_back(body.clone(*acc.combine, map)->getResult(0));
-            }
-            scf::YieldOp::create(body, loc, next);
+            yieldCombined(body, loc, c.accumulations, values, map);
           });
       for (auto [result, buffer, index] :
            llvm::zip(loop.getResults(), buffers, indices))
@@ -696,6 +718,154 @@ private:
         });
     outer.erase();
     return columns;
+  }
+
+  /// Whether `c` runs as column blocks: its places stay, its columns have
+  /// constant bounds (fewer than 2^31 / 32 blocks of them), and it has
+  /// rows enough for a block's warps to share.
+  bool wantsColumnBlocks(ColumnReduction &c) {
+    if (!c.placesStay || blockSize < 64 ||
+        product(dimsOf(c.nest)) < kMinColumnBlockRows)
+      return false;
+    int64_t columns = 1;
+    for (auto [lb, ub, step] :
+         llvm::zip(c.columns.getLowerBound(), c.columns.getUpperBound(),
+                   c.columns.getStep())) {
+      std::optional<int64_t> trips = tripCountOf(lb, ub, step);
+      if (!trips || *trips == 0 || columns > INT32_MAX / *trips)
+        return false;
+      columns *= *trips;
+    }
+    return true;
+  }
+
+  /// `c` as one gpu.launch: blocks of 32 x (block-size / 32) threads; a
+  /// thread's x is its column (32 neighbouring columns: coalesced), its y
+  /// the residue of the rows it folds into a partial value from the
+  /// identity, (y, y + height, ...). The partial values meet in workgroup
+  /// memory; after a barrier the block's first row of threads combines
+  /// each column's place with them in order of y. The order depends only
+  /// on the block size, so runs repeat bit for bit.
+  void launchColumnBlocks(ColumnReduction &c) {
+    scf::ForOp outer = c.nest.front();
+    OpBuilder b(outer);
+    Location loc = outer.getLoc();
+    MLIRContext *ctx = &getContext();
+    auto cst = [&](OpBuilder &at, int64_t v) {
+      return arith::ConstantIndexOp::create(at, loc, v);
+    };
+    SmallVector<Dim> columnDims;
+    for (auto [lb, ub, step] :
+         llvm::zip(c.columns.getLowerBound(), c.columns.getUpperBound(),
+                   c.columns.getStep()))
+      columnDims.push_back({*getConstantIntValue(lb),
+                            *getConstantIntValue(step),
+                            *tripCountOf(lb, ub, step),
+                            *getConstantIntValue(ub)});
+    SmallVector<Dim> dims = dimsOf(c.nest);
+    int64_t columns = product(columnDims), rows = product(dims);
+    constexpr int64_t width = 32;
+    int64_t height = std::min<int64_t>(blockSize / width, 32);
+    auto shared = gpu::AddressSpaceAttr::get(
+        ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+    SmallVector<Type> partialTypes;
+    for (Accumulation &acc : c.accumulations)
+      partialTypes.push_back(MemRefType::get(
+          {height, width}, acc.store.getValue().getType(), AffineMap(),
+          shared));
+    Value one = cst(b, 1);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, cst(b, (columns + width - 1) / width), one, one,
+        cst(b, width), cst(b, height), one, /*dynamicSharedMemorySize=*/nullptr,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{}, partialTypes);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToEnd(&body);
+    b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+    Value x = launch.getThreadIds().x, y = launch.getThreadIds().y;
+    Value column = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                                      cst(b, width)),
+        x);
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          column, cst(b, columns));
+    IRMapping map;
+    map.map(c.columns.getInductionVars(),
+            delinearize(b, loc, column, columnDims));
+
+    SmallVector<Value> identities;
+    for (Accumulation &acc : c.accumulations)
+      identities.push_back(arith::getIdentityValue(
+          acc.identity, acc.store.getValue().getType(), b, loc));
+    DenseSet<Operation *> updates;
+    for (Accumulation &acc : c.accumulations)
+      updates.insert_range(
+          ArrayRef<Operation *>{acc.load, acc.combine, acc.store});
+    // This thread's partial values: its column's rows y, y + height, ...
+    auto partials = scf::IfOp::create(
+        b, loc, inRange,
+        [&](OpBuilder &then, Location) {
+          auto loop = scf::ForOp::create(
+              then, loc, y, cst(then, rows), cst(then, height), identities,
+              [&](OpBuilder &inner, Location, Value iteration,
+                  ValueRange values) {
+                for (auto [loop, iv] : llvm::zip(
+                         c.nest, delinearize(inner, loc, iteration, dims)))
+                  map.map(loop.getInductionVar(), iv);
+                for (Operation &op :
+                     c.nest.back().getBody()->without_terminator())
+                  if (&op != c.columns.getOperation())
+                    inner.clone(op, map);
+                for (Operation &op : c.columns.getBody()->without_terminator())
+                  if (!updates.contains(&op))
+                    inner.clone(op, map);
+                yieldCombined(inner, loc, c.accumulations, values, map);
+              });
+          scf::YieldOp::create(then, loc, loop.getResults());
+        },
+        [&](OpBuilder &otherwise, Location) {
+          scf::YieldOp::create(otherwise, loc, identities);
+        });
+    for (auto [partial, buffer] :
+         llvm::zip(partials.getResults(), launch.getWorkgroupAttributions()))
+      memref::StoreOp::create(b, loc, partial, buffer, ValueRange{y, x});
+    gpu::BarrierOp::create(b, loc);
+
+    // The first row of threads: each place, then the partial values of its
+    // column in order of y.
+    Value first = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, cst(b, 0)),
+        inRange);
+    scf::IfOp::create(b, loc, first, [&](OpBuilder &then, Location) {
+      IRMapping place;
+      place.map(c.columns.getInductionVars(),
+                llvm::map_to_vector(c.columns.getInductionVars(),
+                                    [&](Value iv) { return map.lookup(iv); }));
+      auto atPlace = [&](Value v) {
+        return recompute(then, v, place, outer);
+      };
+      for (auto [acc, buffer] :
+           llvm::zip(c.accumulations, launch.getWorkgroupAttributions())) {
+        Value target = atPlace(acc.store.getMemRef());
+        SmallVector<Value> indices =
+            llvm::map_to_vector(acc.store.getIndices(), atPlace);
+        Value old = memref::LoadOp::create(then, loc, target, indices);
+        auto fold = scf::ForOp::create(
+            then, loc, cst(then, 0), cst(then, height), cst(then, 1),
+            ValueRange{old},
+            [&](OpBuilder &inner, Location, Value r, ValueRange value) {
+              IRMapping step;
+              step.map(acc.load.getResult(), value.front());
+              step.map(acc.value, memref::LoadOp::create(
+                                      inner, loc, buffer, ValueRange{r, x}));
+              scf::YieldOp::create(
+                  inner, loc, inner.clone(*acc.combine, step)->getResult(0));
+            });
+        memref::StoreOp::create(then, loc, fold.getResult(0), target, indices);
+      }
+      scf::YieldOp::create(then, loc);
+    });
+    outer.erase();
   }
 
   /// `r` as one gpu.launch: a block per place (per iteration of `r.rows`),
@@ -764,12 +934,7 @@ private:
           for (Operation &op : reduced.without_terminator())
             if (!updates.contains(&op))
               inner.clone(op, map);
-          SmallVector<Value> next;
-          for (auto [acc, value] : llvm::zip(r.accumulations, partial)) {
-            map.map(acc.load.getResult(), value);
-            next.push_back(inner.clone(*acc.combine, map)->getResult(0));
-          }
-          scf::YieldOp::create(inner, loc, next);
+          yieldCombined(inner, loc, r.accumulations, partial, map);
         });
 
     SmallVector<Value> totals;
@@ -783,16 +948,8 @@ private:
     scf::IfOp::create(b, loc, first, [&](OpBuilder &then, Location) {
       // The place's buffer and indices, computed again from the row (they
       // may have been computed inside the reduction's body).
-      std::function<Value(Value)> atPlace = [&](Value v) -> Value {
-        if (Value mapped = place.lookupOrNull(v))
-          return mapped;
-        Operation *def = v.getDefiningOp();
-        if (!def || !r.nest.front()->isAncestor(def))
-          return v;
-        for (Value operand : def->getOperands())
-          atPlace(operand);
-        then.clone(*def, place);
-        return place.lookup(v);
+      auto atPlace = [&](Value v) {
+        return recompute(then, v, place, r.nest.front());
       };
       for (auto [acc, total] : llvm::zip(r.accumulations, totals)) {
         Value buffer = atPlace(acc.store.getMemRef());
@@ -875,6 +1032,12 @@ private:
     for (BlockReduction &reduction : work.blocks) {
       launchBlockReduction(reduction);
       ++numBlockReductions;
+    }
+    // Long reductions over rows: a block per 32 columns, its warps sharing
+    // the rows.
+    for (ColumnReduction &columns : work.columnBlocks) {
+      launchColumnBlocks(columns);
+      ++numColumnBlocks;
     }
 
     // Serial nests and stores: one thread, the same order as on the CPU.

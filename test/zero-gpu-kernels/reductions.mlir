@@ -126,19 +126,34 @@ func.func private @sum_of_squares(%x: memref<64x32xf32>, %s: memref<f32>) {
 
 // -----
 
-// A sum over rows for each column (a bias gradient): interchanged, one
-// thread per column adding its 64 rows in order, as on the CPU, the sum
-// carried in a register from the place's old value to its store.
+// A sum over 64 rows for each of 32 columns (a bias gradient): a block per
+// 32 columns, 8 threads on each (block-size 256 / 32) folding rows y, y + 8,
+// ... from 0.0; the partial values meet in workgroup memory and, after a
+// barrier, the first row of threads adds them to the column's place in
+// order of y.
 // CHECK-LABEL: func.func private @column_sum
-// CHECK:         gpu.launch
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}}) threads(%[[X:[^,]*]], %[[Y:[^,]*]], %{{[^)]*}}) in ({{.*}} = %[[C32]], {{.*}} = %[[C8]], {{.*}}) workgroup(%[[PARTS:.*]] : memref<8x32xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[X]], %[[C32]] : index
+// CHECK:           %[[PART:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK:             scf.for %[[R:.*]] = %[[Y]] to %[[C64]] step %[[C8]] iter_args
+// CHECK:               memref.load %{{.*}}[%[[R]], %[[X]]] : memref<64x32xf32>
+// CHECK:               arith.addf
+// CHECK:           memref.store %[[PART]], %[[PARTS]][%[[Y]], %[[X]]]
+// CHECK-NEXT:      gpu.barrier
 // CHECK:           scf.if
-// CHECK:             %[[OLD:.*]] = memref.load %{{.*}}[%[[COL:.*]]] : memref<32xf32>
-// CHECK:             %[[SUM:.*]] = scf.for %[[I:[^ ]*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[OLD]]) -> (f32)
-// CHECK:               %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[COL]]] : memref<64x32xf32>
-// CHECK:               %[[NEXT:.*]] = arith.addf %[[ACC]], %[[X]] : f32
-// CHECK:               scf.yield %[[NEXT]]
-// CHECK:             memref.store %[[SUM]], %{{.*}}[%[[COL]]] : memref<32xf32>
+// CHECK:             %[[OLD:.*]] = memref.load %{{.*}}[%[[X]]] : memref<32xf32>
+// CHECK:             %[[SUM:.*]] = scf.for %[[K:.*]] = %{{.*}} to %[[C8]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[OLD]]) -> (f32) {
+// CHECK:               %[[P:.*]] = memref.load %[[PARTS]][%[[K]], %[[X]]]
+// CHECK:               arith.addf %[[ACC]], %[[P]] : f32
+// CHECK:             memref.store %[[SUM]], %{{.*}}[%[[X]]] : memref<32xf32>
 // CHECK-NOT:     gpu.all_reduce
+// The partial values in shared memory after convert-gpu-to-nvvm.
+// NVVM-LABEL: llvm.func @column_sum_kernel
+// NVVM:         llvm.mlir.addressof @__wg_column_sum_kernel_0 : !llvm.ptr<3>
+// NVVM:         nvvm.barrier
 func.func private @column_sum(%x: memref<64x32xf32>, %sum: memref<32xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -147,6 +162,39 @@ func.func private @column_sum(%x: memref<64x32xf32>, %sum: memref<32xf32>) {
   scf.for %i = %c0 to %c64 step %c1 {
     scf.parallel (%j) = (%c0) to (%c32) step (%c1) {
       %v = memref.load %x[%i, %j] : memref<64x32xf32>
+      %a = memref.load %sum[%j] : memref<32xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %sum[%j] : memref<32xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// The same over 16 rows, too few to share: interchanged, one thread per
+// column adding its rows in order, as on the CPU, the sum carried in a
+// register from the place's old value to its store.
+// CHECK-LABEL: func.func private @column_sum_short
+// CHECK:         gpu.launch
+// CHECK:           scf.if
+// CHECK:             %[[OLD:.*]] = memref.load %{{.*}}[%[[COL:.*]]] : memref<32xf32>
+// CHECK:             %[[SUM:.*]] = scf.for %[[I:[^ ]*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[OLD]]) -> (f32)
+// CHECK:               %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[COL]]] : memref<16x32xf32>
+// CHECK:               %[[NEXT:.*]] = arith.addf %[[ACC]], %[[X]] : f32
+// CHECK:               scf.yield %[[NEXT]]
+// CHECK:             memref.store %[[SUM]], %{{.*}}[%[[COL]]] : memref<32xf32>
+// CHECK-NOT:     gpu.all_reduce
+// CHECK-NOT:     gpu.barrier
+func.func private @column_sum_short(%x: memref<16x32xf32>, %sum: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c32) step (%c1) {
+      %v = memref.load %x[%i, %j] : memref<16x32xf32>
       %a = memref.load %sum[%j] : memref<32xf32>
       %s = arith.addf %a, %v : f32
       memref.store %s, %sum[%j] : memref<32xf32>

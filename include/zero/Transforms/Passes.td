@@ -783,7 +783,13 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
         interchanged, one thread per column adding in the CPU's order. The
         loops' body may load and compute before the parallel nest (the
         token id). Places that do not move are loaded once, carried
-        through the loops in a register and stored once.
+        through the loops in a register and stored once. Where they do
+        not move and there are 64 rows or more (a bias gradient over a
+        batch's tokens), a block takes 32 columns with `block-size / 32`
+        threads on each (32 at most): each folds every so manyth row into
+        a partial value, the partial values meet in workgroup memory, and
+        after a barrier one thread per column adds them to its place in a
+        fixed order.
       Block reductions add in a tree, not in the CPU's order; the order
       depends only on the block size, so runs repeat bit for bit.
     - Any other nest (an `scf.for` at the top that is not one of those: a
@@ -884,6 +890,8 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
               "gpu.all_reduce">,
     Statistic<"numInterchanged", "num-interchanged",
               "reductions over outer loops run one thread per place">,
+    Statistic<"numColumnBlocks", "num-column-blocks",
+              "reductions over rows run a block per 32 columns">,
     Statistic<"numHostReads", "num-host-reads",
               "scalar loads of device memory by host code">
   ];
