@@ -163,6 +163,40 @@ struct Accumulation {
   arith::AtomicRMWKind identity;
 };
 
+/// Warp shuffles move 32 and 64 bits: a 16-bit float place's partial
+/// values are f32 in a block reduction.
+bool isNarrowFloat(Type type) { return type.isBF16() || type.isF16(); }
+
+/// Whether `kind` gives the same result in a wider type, rounded back:
+/// maximum and minimum pick one of their operands.
+bool isExactInWiderType(gpu::AllReduceOperation kind) {
+  using gpu::AllReduceOperation;
+  return kind == AllReduceOperation::MAXIMUMF ||
+         kind == AllReduceOperation::MINIMUMF ||
+         kind == AllReduceOperation::MAXNUMF ||
+         kind == AllReduceOperation::MINNUMF;
+}
+
+/// Whether a block reduction (gpu.all_reduce) can combine `accs`: 16-bit
+/// float places only for the kinds that are exact in f32.
+bool blockReducible(ArrayRef<Accumulation> accs) {
+  return llvm::all_of(accs, [](const Accumulation &acc) {
+    return !isNarrowFloat(acc.combine->getResult(0).getType()) ||
+           isExactInWiderType(acc.kind);
+  });
+}
+
+/// `acc`'s update on `lhs` and `rhs` of `lhs`'s type (the same operation
+/// and attributes, another operand type).
+Value combineAs(OpBuilder &b, Location loc, const Accumulation &acc,
+                Value lhs, Value rhs) {
+  OperationState state(loc, acc.combine->getName());
+  state.addOperands({lhs, rhs});
+  state.addTypes(lhs.getType());
+  state.addAttributes(acc.combine->getAttrs());
+  return b.create(state)->getResult(0);
+}
+
 /// The buffer a view of `v` comes from (an allocation's result or an
 /// argument).
 Value rootBuffer(Value v) {
@@ -226,8 +260,8 @@ FailureOr<SmallVector<Accumulation>> matchAccumulations(
       return failure();
     auto kinds = combiningKinds(combine);
     Type type = store.getValue().getType();
-    if (!kinds || !(type.isF32() || type.isF64() || type.isInteger(32) ||
-                    type.isInteger(64)))
+    if (!kinds || !(type.isF32() || type.isF64() || type.isBF16() ||
+                    type.isF16() || type.isInteger(32) || type.isInteger(64)))
       return failure();
     Accumulation acc{nullptr, combine, store, nullptr, kinds->first,
                      kinds->second};
@@ -373,7 +407,7 @@ std::optional<BlockReduction> matchRowReduction(scf::ParallelOp rows) {
       *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
   FailureOr<SmallVector<Accumulation>> accs =
       matchAccumulations(*nest->back().getBody(), ivs, rows);
-  if (failed(accs))
+  if (failed(accs) || !blockReducible(*accs))
     return std::nullopt;
   // Threads of a block read neighbouring elements only if the reduction
   // walks a buffer's last dimension; otherwise a thread per row reads
@@ -402,7 +436,7 @@ std::optional<BlockReduction> matchScalarReduction(scf::ForOp outer) {
       *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
   FailureOr<SmallVector<Accumulation>> accs =
       matchAccumulations(*nest->back().getBody(), ivs, outer);
-  if (failed(accs))
+  if (failed(accs) || !blockReducible(*accs))
     return std::nullopt;
   return BlockReduction{nullptr, std::move(*nest), std::move(*accs)};
 }
@@ -915,11 +949,17 @@ private:
     }
     IRMapping place = map;
 
-    // Each thread's partial values.
+    // Each thread's partial values (f32 for a 16-bit float place: only
+    // maximum and minimum get here, which f32 computes exactly).
+    auto narrow = [](Accumulation &acc) {
+      return isNarrowFloat(acc.store.getValue().getType());
+    };
     SmallVector<Value> identities;
     for (Accumulation &acc : r.accumulations)
       identities.push_back(arith::getIdentityValue(
-          acc.identity, acc.store.getValue().getType(), b, loc));
+          acc.identity,
+          narrow(acc) ? b.getF32Type() : acc.store.getValue().getType(), b,
+          loc));
     Block &reduced = *r.nest.back().getBody();
     auto partials = scf::ForOp::create(
         b, loc, thread, cst(iterations), cst(threads), identities,
@@ -934,7 +974,18 @@ private:
           for (Operation &op : reduced.without_terminator())
             if (!updates.contains(&op))
               inner.clone(op, map);
-          yieldCombined(inner, loc, r.accumulations, partial, map);
+          SmallVector<Value> next;
+          for (auto [acc, value] : llvm::zip(r.accumulations, partial)) {
+            if (narrow(acc)) {
+              Value wide = arith::ExtFOp::create(
+                  inner, loc, value.getType(), map.lookupOrDefault(acc.value));
+              next.push_back(combineAs(inner, loc, acc, value, wide));
+              continue;
+            }
+            map.map(acc.load.getResult(), value);
+            next.push_back(inner.clone(*acc.combine, map)->getResult(0));
+          }
+          scf::YieldOp::create(inner, loc, next);
         });
 
     SmallVector<Value> totals;
@@ -956,9 +1007,16 @@ private:
         SmallVector<Value> indices =
             llvm::map_to_vector(acc.store.getIndices(), atPlace);
         Value old = memref::LoadOp::create(then, loc, buffer, indices);
-        place.map(acc.load.getResult(), old);
-        place.map(acc.value, total);
-        Value updated = then.clone(*acc.combine, place)->getResult(0);
+        Value updated;
+        if (narrow(acc)) {
+          Value wide = arith::ExtFOp::create(then, loc, total.getType(), old);
+          updated = arith::TruncFOp::create(
+              then, loc, old.getType(), combineAs(then, loc, acc, wide, total));
+        } else {
+          place.map(acc.load.getResult(), old);
+          place.map(acc.value, total);
+          updated = then.clone(*acc.combine, place)->getResult(0);
+        }
         memref::StoreOp::create(then, loc, updated, buffer, indices);
       }
       scf::YieldOp::create(then, loc);

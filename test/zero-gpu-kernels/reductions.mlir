@@ -91,6 +91,45 @@ func.func private @two_places(%x: memref<2x3x100xf32>, %sum: memref<2x3xf32>, %m
 
 // -----
 
+// A bf16 row maximum (a bf16 step's softmax): warp shuffles move 32 bits, so
+// the partial values are f32 (maximumf is exact in f32), and the place is
+// updated in f32 and rounded back, which gives the bf16 maximum exactly.
+// CHECK-LABEL: func.func private @bf16_row_max
+// CHECK-DAG:     %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         gpu.launch
+// CHECK:           scf.for {{.*}} iter_args(%[[P:.*]] = %[[NEGINF]]) -> (f32)
+// CHECK:             %[[V:.*]] = memref.load {{.*}} : memref<4x64xbf16>
+// CHECK:             %[[W:.*]] = arith.extf %[[V]] : bf16 to f32
+// CHECK:             arith.maximumf %[[P]], %[[W]] : f32
+// CHECK:           %[[T:.*]] = gpu.all_reduce maximumf %{{.*}} uniform {
+// CHECK-NEXT:      } : (f32) -> f32
+// CHECK:           scf.if
+// CHECK:             %[[OLD:.*]] = memref.load {{.*}} : memref<4xbf16>
+// CHECK:             %[[OW:.*]] = arith.extf %[[OLD]] : bf16 to f32
+// CHECK:             %[[M:.*]] = arith.maximumf %[[OW]], %[[T]] : f32
+// CHECK:             %[[R:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK:             memref.store %[[R]]
+func.func private @bf16_row_max(%x: memref<4x64xbf16>, %max: memref<4xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %k = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<4x64xbf16>
+      %a = memref.load %max[%i] : memref<4xbf16>
+      %m = arith.maximumf %a, %v : bf16
+      memref.store %m, %max[%i] : memref<4xbf16>
+    }
+    scf.reduce
+  }
+  return
+}
+// NVVM-LABEL: llvm.func @bf16_row_max_kernel
+// NVVM:         nvvm.shfl.sync bfly {{.*}} : f32
+
+// -----
+
 // A reduction to a scalar over a 64x32 nest (a gradient's sum of squares):
 // one block of 1024 threads over the 2048 iterations, the nest's indices
 // recovered from the linear iteration.
@@ -275,7 +314,8 @@ func.func private @place_in_body(%x: memref<4x64xf32>, %sum: memref<8xf32>) {
 
 // Nests that stay as they were mapped before: a reduction over a row's
 // strided dimension (a thread per row reads neighbours), a row shorter than
-// 32, a bf16 place (no 16-bit shuffles), a running value that reads its own
+// 32, a bf16 sum (no 16-bit shuffles, and f32 partial sums would round
+// otherwise than the bf16 loop), a running value that reads its own
 // place, a scatter whose place depends on the loop, and a scatter of rows
 // whose column offset moves with the loop, so columns' places overlap (one
 // thread each).

@@ -762,8 +762,9 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
     - A reduction (a loop body whose every store updates a place its loops
       do not index, `place = place <op> value` with `op` one of addf, addi,
       mulf, maximumf, minimumf, maxnumf, minnumf, on f32, f64, i32 or i64,
-      and nothing else in the body reading those buffers) is mapped by its
-      shape:
+      or a maximum or minimum on bf16 or f16, folded and shuffled in f32,
+      which is exact for them; and nothing else in the body reading those
+      buffers) is mapped by its shape:
       - an `scf.parallel` whose body is such a reduction over a buffer's
         last dimension (a LayerNorm's mean, a softmax's maximum, a
         cross-entropy's sum over the vocabulary), 32 iterations or more:
