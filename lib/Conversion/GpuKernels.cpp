@@ -311,8 +311,8 @@ FailureOr<SmallVector<Accumulation>> matchAccumulations(
 }
 
 /// `outer` and the scf.for loops perfectly nested in it, each with constant
-/// bounds and no results, their iterations fewer than 2^62 in all; failure
-/// otherwise.
+/// bounds, an index induction variable and no results, their iterations
+/// fewer than 2^62 in all; failure otherwise.
 FailureOr<SmallVector<scf::ForOp>> forNest(scf::ForOp outer) {
   SmallVector<scf::ForOp> nest{outer};
   int64_t iterations = 1;
@@ -321,6 +321,7 @@ FailureOr<SmallVector<scf::ForOp>> forNest(scf::ForOp outer) {
     std::optional<int64_t> trips = tripCountOf(
         loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
     if (loop.getNumResults() != 0 || !trips ||
+        !loop.getInductionVar().getType().isIndex() ||
         (*trips != 0 && iterations > (int64_t(1) << 62) / *trips))
       return failure();
     iterations *= *trips;
@@ -490,7 +491,9 @@ bool ownsPlaces(memref::StoreOp store, scf::ParallelOp columns,
 /// body may compute and load (a token id) before the parallel nest.
 std::optional<ColumnReduction> matchColumnReduction(scf::ForOp outer) {
   FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
-  if (failed(nest))
+  // (Without iterations the nest touches no place; interchanged, the
+  // places that stay would be loaded and stored.)
+  if (failed(nest) || product(dimsOf(*nest)) == 0)
     return std::nullopt;
   Block *body = nest->back().getBody();
   if (body->getOperations().size() < 2)
@@ -1002,22 +1005,30 @@ private:
       auto atPlace = [&](Value v) {
         return recompute(then, v, place, r.nest.front());
       };
-      for (auto [acc, total] : llvm::zip(r.accumulations, totals)) {
-        Value buffer = atPlace(acc.store.getMemRef());
-        SmallVector<Value> indices =
-            llvm::map_to_vector(acc.store.getIndices(), atPlace);
-        Value old = memref::LoadOp::create(then, loc, buffer, indices);
+      // Every place first: a place may be computed from what another
+      // accumulation adds, which the combines below map to its total.
+      SmallVector<Value> buffers;
+      SmallVector<SmallVector<Value>> indices;
+      for (Accumulation &acc : r.accumulations) {
+        buffers.push_back(atPlace(acc.store.getMemRef()));
+        indices.push_back(
+            llvm::map_to_vector(acc.store.getIndices(), atPlace));
+      }
+      for (auto [acc, total, buffer, index] :
+           llvm::zip(r.accumulations, totals, buffers, indices)) {
+        Value old = memref::LoadOp::create(then, loc, buffer, index);
         Value updated;
         if (narrow(acc)) {
           Value wide = arith::ExtFOp::create(then, loc, total.getType(), old);
           updated = arith::TruncFOp::create(
               then, loc, old.getType(), combineAs(then, loc, acc, wide, total));
         } else {
-          place.map(acc.load.getResult(), old);
-          place.map(acc.value, total);
-          updated = then.clone(*acc.combine, place)->getResult(0);
+          IRMapping step = place;
+          step.map(acc.load.getResult(), old);
+          step.map(acc.value, total);
+          updated = then.clone(*acc.combine, step)->getResult(0);
         }
-        memref::StoreOp::create(then, loc, updated, buffer, indices);
+        memref::StoreOp::create(then, loc, updated, buffer, index);
       }
       scf::YieldOp::create(then, loc);
     });

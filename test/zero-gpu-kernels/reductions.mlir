@@ -312,6 +312,79 @@ func.func private @place_in_body(%x: memref<4x64xf32>, %sum: memref<8xf32>) {
 
 // -----
 
+// Two places, the second indexed by what the first adds: thread 0 computes
+// every place from the row before it maps what the first adds to its
+// total, so the second place is index_cast(index_cast(%i)), which
+// canonicalizes to the row, and not index_cast of the first total.
+// CHECK-LABEL: func.func private @place_from_a_value
+// CHECK:         gpu.launch blocks(%[[ROW:[^,]*]], %{{.*}}, %{{.*}}) in
+// CHECK:           %[[T1:.*]] = gpu.all_reduce add %{{.*}} uniform {
+// CHECK:           scf.if
+// CHECK:             %[[OLD1:.*]] = memref.load %{{.*}}[%[[ROW]]] : memref<4xi64>
+// CHECK:             arith.addi %[[OLD1]], %[[T1]] : i64
+// CHECK:             memref.load %{{.*}}[%[[ROW]]] : memref<4xf32>
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<4xf32>
+func.func private @place_from_a_value(%x: memref<4x64xf32>, %cnt: memref<4xi64>, %sum: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %n = arith.index_cast %i : index to i64
+    scf.for %k = %c0 to %c64 step %c1 {
+      %a = memref.load %cnt[%i] : memref<4xi64>
+      %b = arith.addi %a, %n : i64
+      memref.store %b, %cnt[%i] : memref<4xi64>
+      %p = arith.index_cast %n : i64 to index
+      %v = memref.load %x[%i, %k] : memref<4x64xf32>
+      %o = memref.load %sum[%p] : memref<4xf32>
+      %s = arith.addf %o, %v : f32
+      memref.store %s, %sum[%p] : memref<4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Left to one thread: a reduction whose loop counts in i32 (the mapping
+// builds index loops), and a reduction over rows without rows (which,
+// interchanged, would load and store its places).
+// CHECK-LABEL: func.func private @kept_loops
+// CHECK-NOT:     gpu.all_reduce
+// CHECK:         threads({{.*}}) in ({{.*}} = %c1,
+// CHECK-NEXT:      scf.for {{.*}} : i32
+// CHECK-NOT:     memref<4xf32>
+// CHECK:         return
+func.func private @kept_loops(%x: memref<64xf32>, %s: memref<f32>, %y: memref<0x4xf32>, %sum: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %c64_i32 = arith.constant 64 : i32
+  scf.for %k = %c0_i32 to %c64_i32 step %c1_i32 : i32 {
+    %j = arith.index_cast %k : i32 to index
+    %v = memref.load %x[%j] : memref<64xf32>
+    %a = memref.load %s[] : memref<f32>
+    %r = arith.addf %a, %v : f32
+    memref.store %r, %s[] : memref<f32>
+  }
+  scf.for %i = %c0 to %c0 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c4) step (%c1) {
+      %v = memref.load %y[%i, %j] : memref<0x4xf32>
+      %a = memref.load %sum[%j] : memref<4xf32>
+      %r = arith.addf %a, %v : f32
+      memref.store %r, %sum[%j] : memref<4xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
 // Nests that stay as they were mapped before: a reduction over a row's
 // strided dimension (a thread per row reads neighbours), a row shorter than
 // 32, a bf16 sum (no 16-bit shuffles, and f32 partial sums would round
