@@ -82,6 +82,20 @@ for m in $models; do
 done
 # CPU references on the same initial parameters and batches (the driver
 # draws both from the seed alone): f32 losses of every step.
+# ZeRO-Offload (optimizer=host): the states in host memory, the updates on
+# the host; the report of the same pipeline zero-compile runs.
+hosted="gpt-d256"
+[ "${GPU_BUNDLE_SMALL:-0}" = 1 ] || hosted="$hosted gpt2-124m"
+for m in $hosted; do
+  echo "gpu-bundle: $m, optimizer=host"
+  "$bin/zero-compile" "$t/steps/$m.mlir" --target "$target" \
+    --offload optimizer=host -o "$t/bin/$m-host"
+  "$bin/zero-opt" "$t/steps/$m.mlir" --zero-partition="stage=0 world-size=1" \
+    --zero-schedule="target=cuda" --zero-offload="optimizer=host" \
+    --zero-bufferize-step \
+    --zero-memory-report="output=$t/ref/$m.host.report.json target=cuda" \
+    -o /dev/null
+done
 for m in gpt-tiny gpt-d256; do
   "$bin/zero-compile" "$t/steps/$m.mlir" -o "$t/steps/$m-cpu"
   "$t/steps/$m-cpu" --steps $steps --progress none \

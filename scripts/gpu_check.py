@@ -23,7 +23,12 @@ Checks (the CUDA issue's correctness and memory bars):
   gpt2-124m: GPT-2 small at sequence 1024 runs two steps, in f32 and in
              bf16, and its peak device bytes per category equal the
              prediction (zero-memory-report target=cuda: no widened bf16
-             GEMM operands, unlike the CPU).
+             GEMM operands, unlike the CPU);
+  optimizer=host: gpt d256 L4 (20 steps) and gpt2-124m (2 steps) with
+             ZeRO-Offload's placement (states in page-locked host memory,
+             updates on the host): losses within 1e-4 of the on-device
+             optimizer's, device and host bytes per category equal the
+             prediction, and both step times printed.
 Prints one line per check, writes OUTDIR/summary.json and the runs' stats,
 and exits 0 only if every check ran and passed. Needs python3 alone (no
 PyTorch): the CUDA driver and cuBLASLt are found on the machine (the
@@ -201,6 +206,49 @@ class Checks:
                     f'measured peak bytes: {detail}' +
                     ('' if p.returncode == 0 else f'; {lines[-1] if lines else ""}'))
 
+    def offload_host(self, model, steps, device_run):
+        """ZeRO-Offload on the GPU: BUNDLE/bin/MODEL-host keeps the optimizer
+        states in page-locked host memory and updates them on the host.
+        Checks its losses against the on-device optimizer's (the same
+        AdamW, computed by the host's CPU instead of a kernel: 1e-4),
+        its device and host memory against zero-memory-report, and prints
+        both step times."""
+        run = self.train(model, 'host', steps, binary='host')
+        if not run:
+            return
+        s, _, stats = run
+        if device_run:
+            d = device_run[0]
+            worst = max((abs(a - b) / max(abs(b), 1e-30)
+                         for a, b in zip(s['losses'], d['losses'])),
+                        default=float('inf'))
+            self.record(f'{model} optimizer=host loss',
+                        len(s['losses']) == len(d['losses']) and worst <= 1e-4,
+                        f'largest relative difference from the on-device '
+                        f'optimizer {worst:.2e} over {len(s["losses"])} '
+                        f'steps; bar 1e-4')
+            print(f"  {model}: optimizer=host median step "
+                  f"{s['step_time_s'] * 1e3:.2f} ms against "
+                  f"{d['step_time_s'] * 1e3:.2f} ms on the device "
+                  f"({s['step_time_s'] / d['step_time_s']:.2f}x); device "
+                  f"peak {s['peak_bytes']['total'] / 2**20:.1f} MiB against "
+                  f"{d['peak_bytes']['total'] / 2**20:.1f} MiB; host "
+                  f"{s['host_peak_bytes']['total'] / 2**20:.1f} MiB",
+                  flush=True)
+        report = os.path.join(self.bundle, 'ref', f'{model}.host.report.json')
+        p = subprocess.run([sys.executable,
+                            os.path.join(self.bundle, 'check_memory.py'),
+                            report, stats, '--scheduled', '--host'],
+                           capture_output=True, text=True)
+        lines = (p.stdout + p.stderr).strip().splitlines()
+        self.record(f'{model} optimizer=host memory', p.returncode == 0,
+                    'device ' + ', '.join(f'{k} {v}' for k, v in
+                                          s['peak_bytes'].items()) +
+                    '; host ' + ', '.join(f'{k} {v}' for k, v in
+                                          s['host_peak_bytes'].items()) +
+                    ('' if p.returncode == 0 else
+                     f'; {lines[-1] if lines else ""}'))
+
     def run(self, only):
         def want(name):
             return not only or name in only
@@ -234,6 +282,8 @@ class Checks:
                             ', losses ' + ('identical' if same_losses else 'DIFFER') +
                             ' between two GPU runs')
             self.grads(model)
+            if model == 'gpt-d256':
+                self.offload_host(model, 20, first)
             print(f"  {model}: median step {first[0]['step_time_s'] * 1e3:.2f} ms, "
                   f"{first[0]['tokens_per_s']:.0f} tokens/s", flush=True)
         for model in ('gpt2-124m', 'gpt2-124m-bf16'):
@@ -246,6 +296,8 @@ class Checks:
                       f"{s['tokens_per_s']:.0f} tokens/s, peak total "
                       f"{s['peak_bytes']['total'] / 2**30:.2f} GiB", flush=True)
                 self.memory(model, s, run[2])
+            if model == 'gpt2-124m':
+                self.offload_host(model, 2, run)
         for f in (glob.glob(os.path.join(self.out, '*.params')) +
                   glob.glob(os.path.join(self.out, '*.grads'))):
             os.remove(f)

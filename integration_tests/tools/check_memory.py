@@ -30,6 +30,10 @@ Checks, per rank (the largest peak over ranks):
   scheduled step at stage 1 may reduce-scatter a gradient and release it
   before the next one is computed, holding less than every full gradient
   at once.
+  With --host (a step with zero-offload's optimizer=host) the host memory
+  next to the device is checked too: each category's measured host peak
+  (rank 0's) equals the report's, and so does the host peak total; the
+  device holds no optimizer state.
   With --budget B (a step scheduled under zero-schedule's memory-budget) the
   predicted and the measured peak totals are at most B.
   With --nvme (a step with zero-offload's NVMe tier) the optimizer states
@@ -83,6 +87,9 @@ def main():
     ap.add_argument('--nvme', action='store_true',
                     help="a zero-offload step: check the NVMe tier's bytes "
                     'instead of the accounting of what it holds')
+    ap.add_argument('--host', action='store_true',
+                    help="a zero-offload optimizer=host step: check the host "
+                    "memory's peaks against the report's too")
     ap.add_argument('--budget', type=int, default=None,
                     help="zero-schedule's memory-budget: both peak totals "
                     'must be at most this many bytes')
@@ -139,6 +146,26 @@ def main():
                 failures.append(f"nvme file holds {tier['file_bytes']} bytes "
                                 f"({tier['disk_bytes']} allocated), not the "
                                 f"{total} of its extents")
+    if args.host:
+        measured_host = stats.get('host_peak_bytes')
+        want_host = report.get('host_peak_bytes_by_category', {})
+        if measured_host is None or not want_host:
+            failures.append('--host: the run or the report has no host memory')
+        else:
+            for c in CATEGORIES:
+                print(f"  host {c}: measured {measured_host[c]} predicted "
+                      f"{want_host.get(c, 0)}")
+                if measured_host[c] != want_host.get(c, 0):
+                    failures.append(f'host {c}: measured {measured_host[c]} '
+                                    f'!= predicted {want_host.get(c, 0)}')
+            print(f"  host total: measured {measured_host['total']} predicted "
+                  f"{report['host_peak_bytes']}")
+            if measured_host['total'] != report['host_peak_bytes']:
+                failures.append(f"host total: measured {measured_host['total']}"
+                                f" != predicted {report['host_peak_bytes']}")
+            if peak['optimizer_states'] != 0:
+                failures.append('optimizer_states: the device holds '
+                                f"{peak['optimizer_states']} bytes of them")
     if 'optimizer_states' not in offloaded and \
             peak['optimizer_states'] != states['optimizer_states']:
         failures.append('optimizer_states: measured != accounting')

@@ -330,11 +330,17 @@ def pipelines():
         'offload': [[p, '--zero-schedule', f'--zero-offload={o}',
                      '--zero-bufferize-step', '--zero-memory-report']
                     for p in part[::2]
-                    for o in ('optimizer=nvme', 'optimizer=nvme params=nvme')] +
+                    for o in ('optimizer=nvme', 'optimizer=nvme params=nvme',
+                              'optimizer=host')] +
                    [[p, f'--zero-offload={o}', '--zero-lower-cpu']
                     for p in part[1::4]
-                    for o in ('optimizer=nvme', 'params=nvme')] +
-                   [['--zero-offload=optimizer=nvme'],
+                    for o in ('optimizer=nvme', 'params=nvme', 'optimizer=host')] +
+                   [['--zero-offload=optimizer=host'],
+                    ['--zero-offload=optimizer=host', '--zero-bufferize-step',
+                     '--zero-outline-host-ops'],
+                    [part[0], '--zero-offload=optimizer=host',
+                     '--zero-lower=target=cuda gpu-format=isa'],
+                    ['--zero-offload=optimizer=nvme'],
                     ['--zero-offload=optimizer=nvme params=nvme', '--zero-bufferize-step'],
                     ['--zero-offload=optimizer=nvme read-ahead=1', '--zero-bufferize-step'],
                     [part[-1], '--zero-schedule',

@@ -93,6 +93,9 @@ unsigned categoryIndex(StringRef name) {
 struct Live {
   std::array<int64_t, kNumMemoryCategories> bytes{}, peak{};
   int64_t total = 0, peakTotal = 0;
+  /// The same for host memory (zero.space = "host"), apart from the rest.
+  std::array<int64_t, kNumMemoryCategories> hostBytes{}, hostPeak{};
+  int64_t hostTotal = 0, hostPeakTotal = 0;
   /// The top-level op being simulated, and the one where the total first
   /// reached its peak; the same for the innermost op (inside loop bodies).
   Operation *current = nullptr, *peakAt = nullptr;
@@ -125,13 +128,29 @@ struct Live {
       innermostPeakAt = innermost;
     }
   }
+  void addHost(unsigned category, int64_t n) {
+    std::optional<int64_t> b = llvm::checkedAdd(hostBytes[category], n);
+    std::optional<int64_t> t = llvm::checkedAdd(hostTotal, n);
+    if (!b || !t) {
+      overflowed = true;
+      return;
+    }
+    hostBytes[category] = *b;
+    hostTotal = *t;
+    hostPeak[category] = std::max(hostPeak[category], hostBytes[category]);
+    hostPeakTotal = std::max(hostPeakTotal, hostTotal);
+  }
   /// Peaks reached by `other`, a simulation that started from this state;
   /// what it left live stays live.
   void merge(const Live &other) {
     for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
       peak[c] = std::max(peak[c], other.peak[c]);
       bytes[c] = std::max(bytes[c], other.bytes[c]);
+      hostPeak[c] = std::max(hostPeak[c], other.hostPeak[c]);
+      hostBytes[c] = std::max(hostBytes[c], other.hostBytes[c]);
     }
+    hostTotal = std::max(hostTotal, other.hostTotal);
+    hostPeakTotal = std::max(hostPeakTotal, other.hostPeakTotal);
     if (other.peakTotal > peakTotal) {
       peakTotal = other.peakTotal;
       peakAt = other.peakAt;
@@ -143,11 +162,18 @@ struct Live {
   }
 };
 
-/// A live allocation: its bytes and category.
+/// A live allocation: its bytes, category and whether it is host memory.
 struct Allocated {
   int64_t bytes;
   unsigned category;
+  bool host;
 };
+
+/// Whether `op` (an argument's function, an allocation) marks host memory.
+bool isHostSpace(Attribute space) {
+  auto s = dyn_cast_or_null<StringAttr>(space);
+  return s && s.getValue() == "host";
+}
 
 /// Simulates the live bytes of `block`'s allocations in program order, on
 /// top of what `live` holds on entry. Allocations not freed in the block
@@ -208,14 +234,22 @@ LogicalResult simulate(Block &block, Live &live,
                << "zero-memory-report: the aligned size overflows 64 bits";
       *bytes = *bytes / align * align;
       unsigned category = categoryIndex(getAllocationCategory(alloc));
-      allocated[alloc] = {*bytes, category};
-      live.add(category, *bytes);
+      bool host =
+          isHostSpace(alloc->getAttr(ZeroDialect::SpaceAttrHelper::getNameStr()));
+      allocated[alloc] = {*bytes, category, host};
+      if (host)
+        live.addHost(category, *bytes);
+      else
+        live.add(category, *bytes);
       continue;
     }
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
       if (Operation *a = getAllocation(dealloc.getMemref()))
         if (auto it = allocated.find(a); it != allocated.end()) {
-          live.add(it->second.category, -it->second.bytes);
+          if (it->second.host)
+            live.addHost(it->second.category, -it->second.bytes);
+          else
+            live.add(it->second.category, -it->second.bytes);
           allocated.erase(it);
         }
       continue;
@@ -368,6 +402,12 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
         : fn.getArgAttr(i, ZeroDialect::StateAttrHelper::getNameStr())
             ? "optimizer_states"
             : "activations";
+    if (isHostSpace(
+            fn.getArgAttr(i, ZeroDialect::SpaceAttrHelper::getNameStr()))) {
+      // In host memory next to the device (optimizer=host).
+      live.addHost(categoryIndex(category), *bytes);
+      continue;
+    }
     std::optional<int64_t> sum =
         llvm::checkedAdd(r.arguments[category], *bytes);
     if (!sum)
@@ -433,6 +473,10 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   r.predictedPeak = live.peakTotal;
   r.generatedPeak = live.peakTotal - argTotal;
   r.predictedByCategory = live.peak;
+  for (unsigned c = 0; c < kNumMemoryCategories; ++c)
+    if (live.hostPeak[c])
+      r.host[kMemoryCategories[c]] = live.hostPeak[c];
+  r.hostPeak = live.hostPeakTotal;
   r.peakAt = live.peakAt;
   r.innermostPeakAt = live.innermostPeakAt;
   return r;

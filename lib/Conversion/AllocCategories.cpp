@@ -37,40 +37,65 @@ struct ZeroAllocCategoriesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<memref::AllocOp, int32_t>> tagged;
+    StringRef categoryName = zero::ZeroDialect::CategoryAttrHelper::getNameStr();
+    StringRef spaceName = zero::ZeroDialect::SpaceAttrHelper::getNameStr();
+    // Per tagged allocation: its category (-1: none to set) and whether it
+    // is host memory.
+    struct Tagged {
+      memref::AllocOp alloc;
+      int32_t category;
+      bool host;
+    };
+    SmallVector<Tagged> tagged;
     module.walk([&](memref::AllocOp alloc) {
-      if (!alloc->hasAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr()))
-        return;
-      StringRef category = zero::getAllocationCategory(alloc);
-      int32_t index = llvm::find(zero::kAllocCategories, category) -
-                      std::begin(zero::kAllocCategories);
-      if (index == ZRT_ACTIVATIONS)
-        alloc->removeAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr());
-      else
-        tagged.push_back({alloc, index});
+      auto space = alloc->getAttrOfType<StringAttr>(spaceName);
+      bool host = space && space.getValue() == "host";
+      alloc->removeAttr(spaceName);
+      int32_t index = -1;
+      if (alloc->hasAttr(categoryName)) {
+        StringRef category = zero::getAllocationCategory(alloc);
+        index = llvm::find(zero::kAllocCategories, category) -
+                std::begin(zero::kAllocCategories);
+        // Consumed: running the pass again must not bracket twice.
+        alloc->removeAttr(categoryName);
+        if (index == ZRT_ACTIVATIONS)
+          index = -1;
+      }
+      if (index >= 0 || host)
+        tagged.push_back({alloc, index, host});
     });
     if (tagged.empty())
       return;
-    Type i32 = IntegerType::get(&getContext(), 32);
-    FailureOr<func::FuncOp> callee = zero::getOrDeclareRuntimeFunc(
-        module, "zrt_set_generated_category",
-        FunctionType::get(&getContext(), {i32}, {}));
-    if (failed(callee))
+    MLIRContext *ctx = &getContext();
+    Type i32 = IntegerType::get(ctx, 32);
+    FailureOr<func::FuncOp> setCategory = zero::getOrDeclareRuntimeFunc(
+        module, "zrt_set_generated_category", FunctionType::get(ctx, {i32}, {}));
+    FailureOr<func::FuncOp> setSpace = zero::getOrDeclareRuntimeFunc(
+        module, "zrt_set_generated_space", FunctionType::get(ctx, {i32}, {}));
+    if (failed(setCategory) || failed(setSpace))
       return signalPassFailure();
-    for (auto [alloc, index] : tagged) {
-      OpBuilder b(alloc);
-      Location loc = alloc.getLoc();
-      auto set = [&](int32_t category) {
+    for (Tagged &t : tagged) {
+      OpBuilder b(t.alloc);
+      Location loc = t.alloc.getLoc();
+      auto set = [&](func::FuncOp callee, int32_t value) {
         func::CallOp::create(
-            b, loc, *callee,
-            ValueRange{arith::ConstantIntOp::create(b, loc, i32, category)});
+            b, loc, callee,
+            ValueRange{arith::ConstantIntOp::create(b, loc, i32, value)});
       };
-      set(index);
-      b.setInsertionPointAfter(alloc);
-      set(ZRT_ACTIVATIONS);
-      // Consumed: running the pass again must not bracket twice.
-      alloc->removeAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr());
+      if (t.category >= 0)
+        set(*setCategory, t.category);
+      if (t.host)
+        set(*setSpace, ZRT_SPACE_HOST);
+      b.setInsertionPointAfter(t.alloc);
+      if (t.category >= 0)
+        set(*setCategory, ZRT_ACTIVATIONS);
+      if (t.host)
+        set(*setSpace, ZRT_SPACE_DEVICE);
     }
+    // An unused declaration would still be a symbol the runtime must have.
+    for (func::FuncOp f : {*setCategory, *setSpace})
+      if (f.symbolKnownUseEmpty(module))
+        f.erase();
   }
 };
 } // namespace

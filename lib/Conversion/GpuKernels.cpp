@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeCalls.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Conversion/SCFToGPU/SCFToGPU.h"
@@ -601,7 +602,11 @@ struct ZeroGpuKernelsPass
       return signalPassFailure();
     }
     for (auto fn : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (fn.isExternal())
+      // Functions that run on the host next to the device (optimizer=host's
+      // updates, zero-outline-host-ops) read host memory: they stay.
+      auto space = fn->getAttrOfType<StringAttr>(
+          zero::ZeroDialect::SpaceAttrHelper::getNameStr());
+      if (fn.isExternal() || (space && space.getValue() == "host"))
         continue;
       if (failed(convertFunction(module, fn)))
         return signalPassFailure();

@@ -6,12 +6,18 @@
 // thousands of loops (their cost per loop grows with the function). Ours
 // because upstream's outlineSingleBlockRegion passes constants and views as
 // arguments, which hides loop bounds and strides from LLVM's vectorizer.
+// zero-outline-host-ops: the same for the operations marked to run on the
+// host next to a device (zero-offload's optimizer=host), into functions
+// that zero-gpu-kernels leaves on the host.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zero/Transforms/Passes.h"
 
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -27,6 +33,7 @@
 
 namespace mlir::zero {
 #define GEN_PASS_DEF_ZEROOUTLINELOOPNESTSPASS
+#define GEN_PASS_DEF_ZEROOUTLINEHOSTOPSPASS
 #include "zero/Transforms/Passes.h.inc"
 } // namespace mlir::zero
 
@@ -52,6 +59,39 @@ bool isClonable(Operation *op) {
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
 }
 
+std::string bodyKey(func::FuncOp fn);
+
+/// Whether `fn` runs on the host next to a device (`zero.space = "host"`,
+/// zero-outline-host-ops' functions and the nests outlined from them).
+bool isHostFunction(func::FuncOp fn) {
+  auto space = fn->getAttrOfType<StringAttr>(
+      zero::ZeroDialect::SpaceAttrHelper::getNameStr());
+  return space && space.getValue() == "host";
+}
+
+/// Moves ops into private functions of their own, sharing equal ones.
+class Outliner {
+public:
+  explicit Outliner(ModuleOp module) : symbols(module) {}
+
+  /// Outlines `nest` of `parent` into `@<parent>_<kind><index>`, placed
+  /// after `last` (which it becomes), or calls an equal function made
+  /// before. The function is marked `zero.space = "host"` when `host` is
+  /// set.
+  void outline(Operation *nest, func::FuncOp parent, StringRef kind,
+               bool host, unsigned &index, Operation *&last);
+
+  unsigned numOutlined = 0, numShared = 0;
+
+private:
+  SymbolTable symbols;
+  /// Outlined functions by their printed type and body: a nest equal to one
+  /// outlined before (the same op of every layer of a deep model) calls
+  /// that function instead of a copy, so LLVM compiles each distinct nest
+  /// once whatever the depth.
+  llvm::StringMap<func::FuncOp> byBody;
+};
+
 struct ZeroOutlineLoopNestsPass
     : public zero::impl::ZeroOutlineLoopNestsPassBase<
           ZeroOutlineLoopNestsPass> {
@@ -59,7 +99,7 @@ struct ZeroOutlineLoopNestsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SymbolTable symbols(module);
+    Outliner outliner(module);
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     for (func::FuncOp fn : functions) {
       if (fn.isExternal())
@@ -70,8 +110,9 @@ struct ZeroOutlineLoopNestsPass
           nests.push_back(&op);
       unsigned index = 0;
       Operation *last = fn;
+      // A host function's nests run on the host too.
       for (Operation *nest : nests)
-        outline(nest, fn, symbols, index, last);
+        outliner.outline(nest, fn, "loop", isHostFunction(fn), index, last);
       // What is left is glue: allocations, calls and pointer arithmetic in
       // one basic block. LLVM's instruction scheduler costs more than
       // linear time in the length of a block, and the glue gains nothing
@@ -79,19 +120,53 @@ struct ZeroOutlineLoopNestsPass
       if (!nests.empty() && unoptimizedGlue)
         addPassthrough(fn, {"noinline", "optnone"});
     }
+    numOutlined += outliner.numOutlined;
+    numShared += outliner.numShared;
   }
+};
 
-private:
-  /// Outlines `nest` of `parent` into `@<parent>_loop<index>`, placed after
-  /// `last` (which it becomes), or calls an equal function made before.
-  void outline(Operation *nest, func::FuncOp parent, SymbolTable &symbols,
-               unsigned &index, Operation *&last);
+struct ZeroOutlineHostOpsPass
+    : public zero::impl::ZeroOutlineHostOpsPassBase<ZeroOutlineHostOpsPass> {
+  using Base::Base;
 
-  /// Outlined functions by their printed type and body: a nest equal to one
-  /// outlined before (the same op of every layer of a deep model) calls
-  /// that function instead of a copy, so LLVM compiles each distinct nest
-  /// once whatever the depth.
-  llvm::StringMap<func::FuncOp> byBody;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Outliner outliner(module);
+    StringRef spaceName = zero::ZeroDialect::SpaceAttrHelper::getNameStr();
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp fn : functions) {
+      if (fn.isExternal() || isHostFunction(fn))
+        continue;
+      SmallVector<Operation *> ops;
+      bool ok = true;
+      fn.walk([&](Operation *op) {
+        auto space = op->getAttrOfType<StringAttr>(spaceName);
+        if (!space || space.getValue() != "host" || isa<memref::AllocOp>(op))
+          return;
+        if (op->getBlock() != &fn.getBody().front()) {
+          op->emitOpError("runs on the host (zero.space = \"host\") inside "
+                          "a loop or region; zero-outline-host-ops moves "
+                          "only operations of a function's entry block");
+          ok = false;
+        } else if (op->getNumResults() != 0) {
+          op->emitOpError("runs on the host (zero.space = \"host\") and "
+                          "returns values; bufferize first (the host "
+                          "updates work on buffers)");
+          ok = false;
+        }
+        ops.push_back(op);
+      });
+      if (!ok)
+        return signalPassFailure();
+      unsigned index = 0;
+      Operation *last = fn;
+      for (Operation *op : ops) {
+        op->removeAttr(spaceName);
+        outliner.outline(op, fn, "host", /*host=*/true, index, last);
+      }
+    }
+    numOutlined += outliner.numOutlined;
+  }
 };
 
 /// The text that identifies `fn` up to its name: its type and its body in
@@ -112,9 +187,8 @@ std::string bodyKey(func::FuncOp fn) {
   return key;
 }
 
-void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
-                                       SymbolTable &symbols, unsigned &index,
-                                       Operation *&last) {
+void Outliner::outline(Operation *nest, func::FuncOp parent, StringRef kind,
+                       bool host, unsigned &index, Operation *&last) {
   // What the nest reads from outside: its operands and the values its
   // regions use. Clonable producers are followed up to their own operands;
   // what is left becomes an argument.
@@ -159,7 +233,7 @@ void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
     return a->isBeforeInBlock(b);
   });
 
-  MLIRContext *ctx = &getContext();
+  MLIRContext *ctx = parent.getContext();
   SmallVector<Type> argTypes;
   for (Value v : arguments)
     argTypes.push_back(v.getType());
@@ -168,7 +242,7 @@ void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
   b.setInsertionPointAfter(last);
   std::string name;
   do {
-    name = (parent.getSymName() + "_loop" + llvm::Twine(index++)).str();
+    name = (parent.getSymName() + "_" + kind + llvm::Twine(index++)).str();
   } while (symbols.lookup(name));
   auto fn = func::FuncOp::create(b, nest->getLoc(), name, type);
   fn.setPrivate();
@@ -179,6 +253,9 @@ void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
   // clash on these names.
   fn->setAttr("llvm.linkage",
               LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+  if (host)
+    fn->setAttr(zero::ZeroDialect::SpaceAttrHelper::getNameStr(),
+                b.getStringAttr("host"));
   symbols.insert(fn);
 
   Block *body = fn.addEntryBlock();
@@ -191,7 +268,7 @@ void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
   Operation *copy = b.clone(*nest, map);
   func::ReturnOp::create(b, nest->getLoc(), copy->getResults());
 
-  std::string key = bodyKey(fn);
+  std::string key = (host ? "host\n" : "") + bodyKey(fn);
   auto [it, inserted] = byBody.try_emplace(key, fn);
   if (!inserted) {
     symbols.erase(fn);
@@ -211,7 +288,8 @@ void ZeroOutlineLoopNestsPass::outline(Operation *nest, func::FuncOp parent,
     if (op->use_empty())
       op->erase();
   ++numOutlined;
-  LLVM_DEBUG(llvm::dbgs() << "outlined a loop nest of @" << parent.getSymName()
+  LLVM_DEBUG(llvm::dbgs() << "outlined a " << kind << " op of @"
+                          << parent.getSymName()
                           << " into @" << name << " (" << arguments.size()
                           << " arguments)\n");
 }

@@ -104,6 +104,11 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   ZeroLowerStridedCopyPassOptions copies;
   copies.contiguous = cuda;
   pm.addPass(createZeroLowerStridedCopyPass(copies));
+  // The operations that run on the host next to the device (zero-offload's
+  // optimizer=host) in functions of their own, before the loop lowering
+  // drops their marks.
+  if (cuda)
+    pm.addPass(createZeroOutlineHostOpsPass());
   // scf.parallel where linalg's iterators are parallel, scf.for for
   // reductions.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -117,9 +122,11 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createZeroGpuKernelsPass(kernels));
     pm.addPass(createGpuKernelOutliningPass());
     pm.addPass(createZeroGpuLaunchStreamsPass());
-  } else if (opts.parallelLoops) {
-    pm.addPass(createZeroParallelLoopFunctionsPass());
   }
+  // Over the runtime's threads: every nest on the CPU, the host's nests
+  // on cuda (the rest are kernels now).
+  if (opts.parallelLoops)
+    pm.addPass(createZeroParallelLoopFunctionsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -186,9 +193,9 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
     binary.compilationTarget = opts.gpuFormat;
     binary.toolkitPath = cudaToolkit(opts.gpuToolkit);
     pm.addPass(createGpuModuleToBinaryPass(binary));
-  } else if (opts.parallelLoops) {
-    pm.addPass(createZeroParallelCallsToRuntimePass());
   }
+  if (opts.parallelLoops)
+    pm.addPass(createZeroParallelCallsToRuntimePass());
   pm.addPass(createZeroStripContractAttributesPass());
 }
 

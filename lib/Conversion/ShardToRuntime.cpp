@@ -280,6 +280,12 @@ struct StartModel
               zero::ZeroDialect::CategoryAttrHelper::getNameStr()))
         alloc->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
                        category);
+      // A copy's destination lives in the space it copies to.
+      if (auto space = op->getAttrOfType<StringAttr>(
+              zero::ZeroDialect::SpaceAttrHelper::getNameStr());
+          space && space.getValue() == "host")
+        alloc->setAttr(zero::ZeroDialect::SpaceAttrHelper::getNameStr(),
+                       space);
       out = alloc;
     }
     auto memrefStart = OpT::create(rewriter, loc,
@@ -563,6 +569,8 @@ template <typename OpT> struct TransferLowering : OpConversionPattern<OpT> {
 /// The runtime entry point of a memref-form start, e.g.
 /// zrt_all_gather_start_f32.
 FailureOr<std::string> startCallee(Operation *op) {
+  if (isa<zero::CopyStartOp>(op))
+    return std::string("zrt_copy_start");
   Type elt = cast<MemRefType>(op->getOperand(0).getType()).getElementType();
   FailureOr<StringRef> suffix = collectiveSuffix(op, elt);
   if (failed(suffix))
@@ -590,13 +598,21 @@ template <typename OpT> struct StartLowering : OpConversionPattern<OpT> {
     auto callee = module.template lookupSymbol<func::FuncOp>(*name);
     Location loc = op.getLoc();
     Value in = adaptor.getInput(), out = adaptor.getOutput();
-    // The count argument: elements of the shard side.
+    // The count argument: elements of the shard side (a copy: bytes).
     int64_t count = std::is_same_v<OpT, zero::ReduceScatterStartOp>
                         ? cast<MemRefType>(out.getType()).getNumElements()
                         : cast<MemRefType>(in.getType()).getNumElements();
+    if constexpr (std::is_same_v<OpT, zero::CopyStartOp>) {
+      Type elt = cast<MemRefType>(in.getType()).getElementType();
+      if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
+        return op.emitOpError() << "cannot copy elements of " << elt
+                                << " (whole bytes are needed)";
+      count *= elt.getIntOrFloatBitWidth() / 8;
+    }
     // A reduction's input is the full gradient: its category is the
     // start's (zero-partition's choice), on the allocation.
-    if (!std::is_same_v<OpT, zero::AllGatherStartOp>)
+    if (!std::is_same_v<OpT, zero::AllGatherStartOp> &&
+        !std::is_same_v<OpT, zero::CopyStartOp>)
       if (Attribute category = op->getAttr(
               zero::ZeroDialect::CategoryAttrHelper::getNameStr()))
         if (Operation *alloc = zero::getAllocation(op.getInput()))
@@ -653,7 +669,7 @@ LogicalResult lowerStartedCollectives(ModuleOp module) {
       return;
     }
     if (!isa<zero::AllGatherStartOp, zero::ReduceScatterStartOp,
-             zero::AllReduceStartOp>(op))
+             zero::AllReduceStartOp, zero::CopyStartOp>(op))
       return;
     any = true;
     if (!isa<MemRefType>(op->getOperand(0).getType()))
@@ -692,7 +708,8 @@ LogicalResult lowerStartedCollectives(ModuleOp module) {
   RewritePatternSet patterns(ctx);
   patterns.add<StartLowering<zero::AllGatherStartOp>,
                StartLowering<zero::ReduceScatterStartOp>,
-               StartLowering<zero::AllReduceStartOp>, WaitLowering,
+               StartLowering<zero::AllReduceStartOp>,
+               StartLowering<zero::CopyStartOp>, WaitLowering,
                TransferLowering<zero::ReadStartOp>,
                TransferLowering<zero::WriteStartOp>>(converter, ctx);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
@@ -811,6 +828,7 @@ void mlir::zero::registerShardBufferizationModels(DialectRegistry &registry) {
         StartModel<zero::ReduceScatterStartOp>>(*ctx);
     zero::AllReduceStartOp::attachInterface<
         StartModel<zero::AllReduceStartOp>>(*ctx);
+    zero::CopyStartOp::attachInterface<StartModel<zero::CopyStartOp>>(*ctx);
     zero::WaitOp::attachInterface<WaitModel>(*ctx);
     zero::ReadStartOp::attachInterface<ReadStartModel>(*ctx);
     zero::WriteStartOp::attachInterface<WriteStartModel>(*ctx);

@@ -431,6 +431,10 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
     fields.push_back(b.getNamedAttr("out_copy", b.getBoolAttr(true)));
   if (extent)
     fields.push_back(b.getNamedAttr("placement", b.getStringAttr("nvme")));
+  else if (auto space = fn.getArgAttrOfType<StringAttr>(
+               i, ZeroDialect::SpaceAttrHelper::getNameStr());
+           space && space.getValue() == "host")
+    fields.push_back(b.getNamedAttr("placement", b.getStringAttr("host")));
   return b.getDictionaryAttr(fields);
 }
 

@@ -68,6 +68,11 @@ struct ZeroMemoryReportPass
           d << (c ? ", " : "") << kMemoryCategories[c] << " "
             << r.predictedByCategory[c];
         d << ")";
+        if (r.hostPeak)
+          d << "; in host memory: optimizer_states "
+            << r.host.lookup("optimizer_states") << " params "
+            << r.host.lookup("params") << " grads " << r.host.lookup("grads")
+            << " bytes, peak " << r.hostPeak;
         if (!r.nvme.empty())
           d << "; on NVMe: params " << r.nvme.lookup("params")
             << " optimizer_states " << r.nvme.lookup("optimizer_states")
@@ -84,9 +89,11 @@ struct ZeroMemoryReportPass
         states[kv.getKey()] = kv.getValue();
       for (auto &kv : r.arguments)
         args[kv.getKey()] = kv.getValue();
-      llvm::json::Object nvme;
+      llvm::json::Object nvme, host;
       for (auto &kv : r.nvme)
         nvme[kv.getKey()] = kv.getValue();
+      for (auto &kv : r.host)
+        host[kv.getKey()] = kv.getValue();
       array.push_back(llvm::json::Object{
           {"function", fn.getSymName().str()},
           {"stage", r.stage},
@@ -97,6 +104,8 @@ struct ZeroMemoryReportPass
           {"predicted_peak_bytes", r.predictedPeak},
           {"predicted_peak_bytes_by_category", std::move(byCategory)},
           {"nvme_bytes_by_category", std::move(nvme)},
+          {"host_peak_bytes_by_category", std::move(host)},
+          {"host_peak_bytes", r.hostPeak},
           {"largest_tensor_bytes", r.largestTensor},
           {"num_params", r.numParams}});
     }

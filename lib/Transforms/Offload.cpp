@@ -14,6 +14,8 @@
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -376,17 +378,197 @@ LogicalResult Offloader::run() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// optimizer=host: the states in host memory, their updates run there
+//===----------------------------------------------------------------------===//
+
+/// Whether `v` is a parameter argument, or a view of one (a stage 0-2
+/// update's slice of its parameter).
+bool isParameterView(func::FuncOp func, Value v) {
+  StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+             tensor::ExpandShapeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getOwner()->isEntryBlock() &&
+         arg.getOwner()->getParentOp() == func &&
+         func.getArgAttr(arg.getArgNumber(), paramName);
+}
+
+class HostOffloader {
+public:
+  explicit HostOffloader(func::FuncOp func) : func(func) {}
+  LogicalResult run();
+  unsigned numOffloaded = 0, numHostOps = 0, numCopies = 0;
+
+private:
+  /// The host copy of `v` for `user`: started right after `v` exists,
+  /// waited for right before the first host operation that reads it.
+  Value toHost(Value v, Operation *user, StringRef category);
+
+  func::FuncOp func;
+  DenseSet<Value> onHost;
+  DenseMap<Value, Value> hostCopies;
+};
+
+Value HostOffloader::toHost(Value v, Operation *user, StringRef category) {
+  if (Value copy = hostCopies.lookup(v))
+    return copy;
+  MLIRContext *ctx = func.getContext();
+  Block &block = func.getBody().front();
+  OpBuilder b(ctx);
+  if (Operation *def = v.getDefiningOp())
+    b.setInsertionPointAfter(block.findAncestorOpInBlock(*def));
+  else
+    b.setInsertionPointToStart(&block);
+  auto copy = CopyStartOp::create(b, v.getLoc(),
+                                  TypeRange{v.getType(), TokenType::get(ctx)},
+                                  v, Value());
+  copy->setAttr(ZeroDialect::SpaceAttrHelper::getNameStr(),
+                b.getStringAttr("host"));
+  copy->setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
+                b.getStringAttr(category));
+  b.setInsertionPoint(user);
+  Value waited = WaitOp::create(b, user->getLoc(), v.getType(),
+                                copy.getToken(), copy.getPending(),
+                                ValueRange{v})
+                     .getResult();
+  ++numCopies;
+  hostCopies[v] = waited;
+  onHost.insert(waited);
+  return waited;
+}
+
+LogicalResult HostOffloader::run() {
+  StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
+  StringRef spaceName = ZeroDialect::SpaceAttrHelper::getNameStr();
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("zero-offload needs a function of one block");
+  Block &block = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  MLIRContext *ctx = func.getContext();
+  StringAttr host = StringAttr::get(ctx, "host");
+
+  // The states: host memory, as arguments and as results.
+  SmallVector<unsigned> states;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (!func.getArgAttr(i, stateName))
+      continue;
+    Type type = func.getArgument(i).getType();
+    if (isa<ExtentType>(type))
+      return func.emitOpError() << "argument #" << i
+                                << " is on the NVMe tier already: run "
+                                   "zero-offload once";
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() ||
+        !tensor.getElementType().isIntOrFloat() ||
+        tensor.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+      return func.emitOpError()
+             << "argument #" << i << " has type " << type
+             << "; optimizer=host keeps statically shaped tensors of "
+                "whole-byte integers or floats in host memory";
+    if (func.getArgAttr(i, spaceName))
+      return func.emitOpError() << "argument #" << i
+                                << " is in host memory already: run "
+                                   "zero-offload once";
+    states.push_back(i);
+  }
+  if (states.empty())
+    return success();
+  DenseSet<Operation *> hostOps;
+  for (unsigned i : states) {
+    BlockArgument arg = func.getArgument(i);
+    func.setArgAttr(i, spaceName, host);
+    onHost.insert(arg);
+    for (OpOperand &use : arg.getUses()) {
+      Operation *owner = block.findAncestorOpInBlock(*use.getOwner());
+      if (owner == ret)
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(owner);
+      if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+          owner->getNumRegions() != 1 || owner != use.getOwner())
+        return owner->emitOpError()
+               << "reads optimizer state argument #" << i
+               << ", and optimizer=host runs what reads a state on the "
+                  "host: only linalg operations on tensors (the "
+                  "optimizer's updates) can run there";
+      hostOps.insert(owner);
+    }
+  }
+  for (unsigned r = 0; r < func.getNumResults(); ++r)
+    if (func.getResultAttr(r, stateName))
+      func.setResultAttr(r, spaceName, host);
+  numOffloaded = states.size();
+
+  // In block order: every tensor operand from the device is copied to the
+  // host; every result the device reads is copied back.
+  OpBuilder b(ctx);
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (!hostOps.contains(&op))
+      continue;
+    auto linalgOp = cast<linalg::LinalgOp>(op);
+    for (OpOperand &operand : op.getOpOperands()) {
+      Value v = operand.get();
+      if (!isa<RankedTensorType>(v.getType()) || onHost.contains(v))
+        continue;
+      StringRef category = isParameterView(func, v) ? "params"
+                           : linalgOp.isDpsInit(&operand) ? "activations"
+                                                          : "grads";
+      operand.set(toHost(v, &op, category));
+    }
+    op.setAttr(spaceName, host);
+    ++numHostOps;
+    for (OpResult result : op.getResults()) {
+      onHost.insert(result);
+      SmallVector<OpOperand *> deviceUses;
+      Operation *first = nullptr;
+      for (OpOperand &use : result.getUses()) {
+        Operation *owner = block.findAncestorOpInBlock(*use.getOwner());
+        if (hostOps.contains(owner))
+          continue;
+        if (owner == ret &&
+            func.getResultAttr(use.getOperandNumber(), spaceName))
+          continue;
+        deviceUses.push_back(&use);
+        if (!first || owner->isBeforeInBlock(first))
+          first = owner;
+      }
+      if (deviceUses.empty())
+        continue;
+      b.setInsertionPointAfter(&op);
+      auto copy = CopyStartOp::create(
+          b, op.getLoc(), TypeRange{result.getType(), TokenType::get(ctx)},
+          result, Value());
+      copy->setAttr(spaceName, b.getStringAttr("device"));
+      copy->setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
+                    b.getStringAttr("params"));
+      b.setInsertionPoint(first);
+      Value back = WaitOp::create(b, op.getLoc(), result.getType(),
+                                  copy.getToken(), copy.getPending(),
+                                  ValueRange{result})
+                       .getResult();
+      ++numCopies;
+      for (OpOperand *use : deviceUses)
+        use->set(back);
+    }
+  }
+  return success();
+}
+
 struct ZeroOffloadPass
     : public zero::impl::ZeroOffloadPassBase<ZeroOffloadPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (optimizer == Placement::Host) {
-      module.emitError("zero-offload optimizer=host is not supported yet: "
-                       "it keeps the optimizer in host memory next to a "
-                       "device, and only the CPU target exists, whose step "
-                       "runs in host memory already (use optimizer=nvme)");
+    if (optimizer == Placement::Host && params == Placement::Nvme) {
+      module.emitError("zero-offload optimizer=host params=nvme is not "
+                       "supported: host updates of parameters kept on NVMe "
+                       "are not built (use optimizer=nvme params=nvme, or "
+                       "optimizer=host alone)");
       return signalPassFailure();
     }
     if (readAhead < 1) {
@@ -410,6 +592,15 @@ struct ZeroOffloadPass
       return signalPassFailure();
     }
     for (func::FuncOp f : steps) {
+      if (optimizer == Placement::Host) {
+        HostOffloader offloader(f);
+        if (failed(offloader.run()))
+          return signalPassFailure();
+        numOffloaded += offloader.numOffloaded;
+        numHostOps += offloader.numHostOps;
+        numCopies += offloader.numCopies;
+        continue;
+      }
       Offloader offloader(f, optimizer, params, readAhead);
       if (failed(offloader.run()))
         return signalPassFailure();

@@ -1693,7 +1693,8 @@ struct ZeroSchedulePass
     // in the order this pass leaves; moving ops after it would break its
     // double buffering, and this pass does not move transfers.
     WalkResult offloaded = module.walk([&](Operation *op) {
-      if (!isa<zero::ReadStartOp, zero::WriteStartOp>(op))
+      if (!isa<zero::ReadStartOp, zero::WriteStartOp,
+                 zero::CopyStartOp>(op))
         return WalkResult::advance();
       op->emitOpError("is zero-offload's, and zero-schedule runs before "
                       "zero-offload: schedule the step first, then offload "

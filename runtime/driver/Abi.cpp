@@ -324,10 +324,11 @@ bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
         std::string placement;
         if (!r.string(a, "placement", placement, argWhere))
           return done(false);
-        if (placement != "nvme")
+        if (placement != "nvme" && placement != "host")
           return done(r.fail(argWhere + " has placement '" + placement +
-                             "'; this driver knows 'nvme'"));
-        arg.nvme = true;
+                             "'; this driver knows 'nvme' and 'host'"));
+        arg.nvme = placement == "nvme";
+        arg.host = placement == "host";
       }
       if (!arg.scalar && !r.shape(a, arg.shape, argWhere, &arg.elements))
         return done(false);

@@ -75,6 +75,8 @@ struct Arg {
   bool scalar = false, sharded = false, outCopy = false;
   /// On the NVMe tier: passed as the extent's handle (an int64 by value).
   bool nvme = false;
+  /// In host memory next to the device (zero-offload's optimizer=host).
+  bool host = false;
 };
 
 struct Entry {

@@ -150,6 +150,12 @@ constexpr const char *kUsage = R"(Training:
                          their uses and written back each step; the file is
                          removed at the end. A compiled binary has its
                          placements built in and takes nvme-dir=DIR
+  --offload optimizer=host
+                         ZeRO-Offload: the optimizer states live in host
+                         memory next to the device and the updates run on
+                         the host (gradients copied out, parameters copied
+                         back); on the cpu backend both are the same
+                         memory, counted apart in --stats-json
 
 Batches: language-model steps (batch inputs 'tokens' and 'targets', whose
 zero.token_range bounds the token ids) read --data or the built-in corpus;
@@ -406,21 +412,27 @@ struct Tensor {
   void *data = nullptr;
   /// On the NVMe tier instead of in memory: the extent's handle.
   int64_t extent = 0;
+  /// In host memory next to the device (the host reads it directly).
+  bool host = false;
   int64_t elements = 0;
   DType dtype = DType::F32;
   size_t bytes() const { return static_cast<size_t>(elements) * dtypeBytes(dtype); }
   bool held() const { return data || extent; }
 };
 
-/// A zero-filled tensor counted in `category`: in memory, or with `nvme`
-/// an extent of the NVMe tier.
+/// A zero-filled tensor counted in `category`: in memory, with `nvme` an
+/// extent of the NVMe tier, with `host` in host memory next to the device
+/// (zero-offload's optimizer=host).
 Tensor allocate(int64_t elements, DType dtype, zrt_category category,
-                bool nvme = false) {
+                bool nvme = false, bool host = false) {
   Tensor t;
   t.elements = elements;
   t.dtype = dtype;
+  t.host = host;
   if (nvme)
     t.extent = zrt_nvme_alloc(t.bytes(), category);
+  else if (host)
+    t.data = zrt_alloc_host(t.bytes(), category);
   else
     t.data = zrt_alloc(t.bytes(), category);
   if (!t.held())
@@ -439,7 +451,7 @@ bool hostMemory = true;
 class HostView {
 public:
   explicit HostView(Tensor &t, bool load = true) : t(&t) {
-    if (!t.extent && hostMemory) {
+    if (!t.extent && (hostMemory || t.host)) {
       data = t.data;
       return;
     }
@@ -455,7 +467,7 @@ public:
     if (t->extent) {
       if (zrt_nvme_write(t->extent, data, t->bytes()) != 0)
         fail(zrt_last_error());
-    } else if (!hostMemory) {
+    } else if (!hostMemory && !t->host) {
       zrt_copy_from_host(t->data, data, t->bytes());
     }
   }
@@ -542,7 +554,7 @@ void call(const Entry &entry, Buffers &b) {
       break;
     }
     if (!t->held() || t->elements != arg.elements || t->dtype != arg.dtype ||
-        (t->extent != 0) != arg.nvme)
+        (t->extent != 0) != arg.nvme || t->host != arg.host)
       fail("entry '" + entry.name + "' argument #" + std::to_string(i) +
            " does not match the buffer the descriptor gave its role");
     // An extent goes by value: args[i] points at the handle.
@@ -554,7 +566,8 @@ void call(const Entry &entry, Buffers &b) {
                               : arg.role == Role::Grad  ? ZRT_GRADS
                               : arg.role == Role::State ? ZRT_OPTIMIZER_STATES
                                                         : ZRT_ACTIVATIONS;
-      Tensor scratch = allocate(arg.elements, arg.dtype, category);
+      Tensor scratch =
+          allocate(arg.elements, arg.dtype, category, false, arg.host);
       copies.emplace_back(scratch, t->data);
       args[i] = scratch.data;
     }
@@ -1143,13 +1156,15 @@ int train(const zrt_driver_program &program, Options &opts) {
   OffloadSpec offload;
   if (!opts.offload.empty() && !parseOffloadSpec(opts.offload, offload, error))
     failAll(error);
-  bool statesOnNvme = false, paramsOnNvme = false;
+  bool statesOnNvme = false, paramsOnNvme = false, statesOnHost = false;
   for (const Entry &e : abi.entries)
-    for (const Arg &arg : e.args)
+    for (const Arg &arg : e.args) {
       if (arg.nvme) {
         statesOnNvme |= arg.role == Role::State;
         paramsOnNvme |= arg.role == Role::Param;
       }
+      statesOnHost |= arg.host && arg.role == Role::State;
+    }
   if (!hostMemory && (statesOnNvme || paramsOnNvme || !opts.offload.empty()))
     failAll("--offload: the NVMe tier runs with the cpu backend only, and "
             "this step was compiled for target=" + abi.backend);
@@ -1166,10 +1181,8 @@ int train(const zrt_driver_program &program, Options &opts) {
     recompile("optimizer states", "optimizer=nvme");
   if (offload.params == "nvme" && !paramsOnNvme)
     recompile("parameters", "params=nvme");
-  if (offload.optimizer == "host")
-    failAll("--offload optimizer=host is not supported yet: it needs a "
-            "device target, and this step runs on the CPU in host memory "
-            "already (use optimizer=nvme)");
+  if (offload.optimizer == "host" && !statesOnHost && !abi.states.empty())
+    recompile("optimizer states", "optimizer=host");
   if (statesOnNvme || paramsOnNvme) {
     if (offload.nvmeDir.empty())
       failAll(format("this step keeps its %s on the NVMe tier (zero-offload): "
@@ -1306,7 +1319,7 @@ int train(const zrt_driver_program &program, Options &opts) {
       }
       Tensor &t = (*group)[arg.index];
       if (!t.held())
-        t = allocate(arg.elements, arg.dtype, category, arg.nvme);
+        t = allocate(arg.elements, arg.dtype, category, arg.nvme, arg.host);
     }
   for (size_t i = 0; i < abi.params.size(); ++i)
     if (!b.params[i].held())
@@ -1669,6 +1682,16 @@ int train(const zrt_driver_program &program, Options &opts) {
                                   peakMax[ZRT_NUM_CATEGORIES])));
       stats.set("peak_bytes", std::move(peak));
       stats.set("peak_bytes_max_over_ranks", std::move(peakMaxObj));
+      if (statesOnHost) {
+        // Host memory next to the device (optimizer=host), this rank's.
+        JsonValue host = JsonValue::object();
+        for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
+          host.set(zrt_category_name(static_cast<zrt_category>(c)),
+                   JsonValue::integer(static_cast<int64_t>(mem.host_peak[c])));
+        host.set("total",
+                 JsonValue::integer(static_cast<int64_t>(mem.host_peak_total)));
+        stats.set("host_peak_bytes", std::move(host));
+      }
       // Bytes this rank sent per step, per collective kind.
       JsonValue commBytes = JsonValue::object(), commCalls = JsonValue::object();
       for (int k = 0; k < ZRT_NUM_COLLECTIVES; ++k) {

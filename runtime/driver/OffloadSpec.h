@@ -18,8 +18,9 @@
 namespace zero::driver {
 
 struct OffloadSpec {
-  /// "device" (the default: in the step's memory) or "nvme"; "host" for
-  /// the optimizer parses, and the compiler says it is not supported yet.
+  /// "device" (the default: in the step's memory), "host" (the optimizer
+  /// only: states in host memory next to the device, updated there) or
+  /// "nvme".
   std::string optimizer = "device", params = "device";
   std::string nvmeDir;
   bool anyNvme() const { return optimizer == "nvme" || params == "nvme"; }

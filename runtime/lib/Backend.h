@@ -151,6 +151,19 @@ public:
   /// Waits for every piece of work queued so far.
   virtual void synchronize() {}
 
+  /// Where host-space blocks (ZRT_SPACE_HOST) come from: host memory next
+  /// to this backend's. A backend of host memory is its own.
+  virtual Backend &hostMemory() { return *this; }
+
+  /// Starts copying `bytes` bytes from `src` to `dst` (blocks of this
+  /// backend or of hostMemory(), in either direction) after the work
+  /// queued before it; returns a handle (>= 0) for copyWait. The default
+  /// copies before returning.
+  virtual int64_t copyStart(void *dst, const void *src, std::size_t bytes);
+
+  /// Waits until the copy of `handle` is complete.
+  virtual void copyWait(int64_t handle) { (void)handle; }
+
   /// The compute stream generated kernels are launched on (a CUstream).
   /// Throws Error on a backend without kernels.
   virtual void *stream();

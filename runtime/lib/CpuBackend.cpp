@@ -456,6 +456,11 @@ void Backend::copy(void *dst, const void *src, std::size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 
+int64_t Backend::copyStart(void *dst, const void *src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+  return 0;
+}
+
 namespace {
 constexpr const char *kNoKernels =
     "this step was compiled for target=cuda, and the runtime's backend is "

@@ -34,6 +34,8 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace zero::runtime {
 namespace {
@@ -72,6 +74,13 @@ struct DriverApi {
   X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemcpyHtoDAsync)                                                         \
   X(cuMemcpyDtoDAsync)                                                         \
+  X(cuMemcpyAsync)                                                             \
+  X(cuMemHostAlloc)                                                            \
+  X(cuMemFreeHost)                                                             \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuStreamWaitEvent)                                                         \
   X(cuModuleLoadData)                                                          \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)
@@ -159,9 +168,38 @@ struct Plan {
 /// backend's own, and reported by gemmKernel().
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
 
+class CudaBackend;
+
+/// Host memory next to the device: page-locked blocks (cuMemHostAlloc,
+/// mapped into the device's address space), so the copy stream moves them
+/// asynchronously. zero-offload's optimizer=host keeps the optimizer states
+/// here; the host reads and writes them directly.
+class PinnedHost final : public Backend {
+public:
+  explicit PinnedHost(CudaBackend &device) : device(device) {}
+  const char *name() const override { return "cuda-host"; }
+  void configure(int) override {}
+  GemmKernelInfo gemmKernel() const override { return {}; }
+  Block allocate(std::size_t bytes, std::size_t alignment,
+                 bool zeroed) override;
+  void fillZero(void *ptr, std::size_t bytes) override {
+    std::memset(ptr, 0, bytes);
+  }
+  void deallocate(const Block &block) noexcept override;
+  void gemm(DType, const GemmArgs &) override {
+    throw Error("no GEMM runs in host memory under the CUDA backend");
+  }
+  void gemmBatched(DType, const BatchedGemmArgs &) override {
+    throw Error("no GEMM runs in host memory under the CUDA backend");
+  }
+
+private:
+  CudaBackend &device;
+};
+
 class CudaBackend final : public Backend {
 public:
-  CudaBackend() { open(); }
+  CudaBackend() : host(*this) { open(); }
 
   const char *name() const override { return "cuda"; }
 
@@ -234,6 +272,71 @@ public:
   void synchronize() override {
     makeCurrent();
     check(cu.cuStreamSynchronize_(computeStream), "cuStreamSynchronize");
+  }
+
+  Backend &hostMemory() override { return host; }
+
+  /// Page-locked host memory for PinnedHost.
+  void *allocateHost(std::size_t bytes) {
+    makeCurrent();
+    void *ptr = nullptr;
+    CUresult r = cu.cuMemHostAlloc_(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      throw std::bad_alloc();
+    check(r, "cuMemHostAlloc");
+    return ptr;
+  }
+
+  void freeHost(void *ptr) noexcept {
+    if (makeCurrentNoThrow())
+      cu.cuMemFreeHost_(ptr);
+  }
+
+  /// The copy runs on the copy stream after an event of the compute
+  /// stream (so after the kernels that wrote `src`); the handle is the
+  /// slot of the event recorded after it. Unified addressing tells the
+  /// direction from the pointers.
+  int64_t copyStart(void *dst, const void *src, std::size_t bytes) override {
+    makeCurrent();
+    std::lock_guard<std::mutex> lock(copyMutex);
+    if (!copyStream)
+      check(cu.cuStreamCreate_(&copyStream, CU_STREAM_NON_BLOCKING),
+            "cuStreamCreate (copies)");
+    std::size_t slot;
+    if (!freeSlots.empty()) {
+      slot = freeSlots.back();
+      freeSlots.pop_back();
+    } else {
+      CUevent before = nullptr, after = nullptr;
+      check(cu.cuEventCreate_(&before, CU_EVENT_DISABLE_TIMING),
+            "cuEventCreate");
+      check(cu.cuEventCreate_(&after, CU_EVENT_DISABLE_TIMING),
+            "cuEventCreate");
+      slot = copyEvents.size();
+      copyEvents.push_back({before, after});
+    }
+    auto [before, after] = copyEvents[slot];
+    check(cu.cuEventRecord_(before, computeStream), "cuEventRecord");
+    check(cu.cuStreamWaitEvent_(copyStream, before, 0), "cuStreamWaitEvent");
+    check(cu.cuMemcpyAsync_(device(dst), device(src), bytes, copyStream),
+          "cuMemcpyAsync");
+    check(cu.cuEventRecord_(after, copyStream), "cuEventRecord");
+    return static_cast<int64_t>(slot);
+  }
+
+  void copyWait(int64_t handle) override {
+    makeCurrent();
+    CUevent after;
+    {
+      std::lock_guard<std::mutex> lock(copyMutex);
+      if (handle < 0 || static_cast<std::size_t>(handle) >= copyEvents.size())
+        throw Error("zrt_wait: copy " + std::to_string(handle) +
+                    " was never started");
+      after = copyEvents[handle].second;
+    }
+    check(cu.cuEventSynchronize_(after), "cuEventSynchronize (a copy)");
+    std::lock_guard<std::mutex> lock(copyMutex);
+    freeSlots.push_back(static_cast<std::size_t>(handle));
   }
 
   void *stream() override { return computeStream; }
@@ -595,10 +698,35 @@ private:
   std::mutex planMutex;
   bool tf32 = false;
   std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
+  PinnedHost host;
+  /// zrt_copy_start's stream, and its events by handle: (after the
+  /// compute stream's work, after the copy); slots of waited copies are
+  /// reused.
+  std::mutex copyMutex;
+  CUstream copyStream = nullptr;
+  std::vector<std::pair<CUevent, CUevent>> copyEvents;
+  std::vector<std::size_t> freeSlots;
   static thread_local CudaBackend *currentOn;
 };
 
 thread_local CudaBackend *CudaBackend::currentOn = nullptr;
+
+Block PinnedHost::allocate(std::size_t bytes, std::size_t alignment,
+                           bool zeroed) {
+  // cuMemHostAlloc's blocks are page-aligned.
+  if (alignment > 4096)
+    throw Error("page-locked host blocks are aligned to 4096 bytes, and " +
+                std::to_string(alignment) + " were asked for");
+  Block block;
+  block.ptr = block.handle = device.allocateHost(bytes);
+  if (zeroed)
+    std::memset(block.ptr, 0, bytes);
+  return block;
+}
+
+void PinnedHost::deallocate(const Block &block) noexcept {
+  device.freeHost(block.handle);
+}
 
 } // namespace
 

@@ -192,6 +192,11 @@ Backend &backend() {
 
 constexpr std::size_t kMinAlignment = 64;
 
+/// Requests of zrt_copy_start carry this bit (the backend's copy handle
+/// below it), so zrt_wait can tell them from collectives and NVMe
+/// transfers (NvmeStore::kRequestTag, bit 62).
+constexpr int64_t kCopyRequestTag = int64_t(1) << 61;
+
 //===----------------------------------------------------------------------===//
 // Size classes of the block cache
 //===----------------------------------------------------------------------===//
@@ -244,6 +249,7 @@ struct LiveBlock {
   std::size_t bytes;    // requested: what the accounting counts
   std::size_t capacity; // size class: what the block holds
   int category;
+  int space; // zrt_space
   Backend *owner;
   void *handle;
 };
@@ -259,15 +265,18 @@ struct LiveBlock {
 class Memory {
 public:
   /// A block of `bytes` aligned to max(alignment, 64), zero-filled if
-  /// `zeroed`, counted to `category`.
+  /// `zeroed`, counted to `category` in `space` (a zrt_space).
   void *allocate(std::size_t bytes, std::size_t alignment, int category,
-                 bool zeroed) {
+                 bool zeroed, int space = ZRT_SPACE_DEVICE) {
     if (!validCategory(category))
       throw Error(format("invalid category %d", category));
+    if (space != ZRT_SPACE_DEVICE && space != ZRT_SPACE_HOST)
+      throw Error(format("invalid memory space %d", space));
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)
       throw Error(format("alignment %zu is not a power of two", alignment));
     alignment = std::max(alignment, kMinAlignment);
-    Backend &owner = backend();
+    Backend &owner =
+        space == ZRT_SPACE_HOST ? backend().hostMemory() : backend();
     std::size_t capacity = 0;
     Block block;
     bool reused = false;
@@ -292,8 +301,8 @@ public:
       std::lock_guard<std::mutex> lock(mutex);
       bool inserted = false;
       try {
-        live.emplace(block.ptr,
-                     LiveBlock{bytes, capacity, category, &owner, block.handle});
+        live.emplace(block.ptr, LiveBlock{bytes, capacity, category, space,
+                                          &owner, block.handle});
         inserted = true;
       } catch (const std::bad_alloc &) {
       }
@@ -303,10 +312,11 @@ public:
           reservedBytes += capacity;
           reservedPeak = std::max(reservedPeak, reservedBytes);
         }
-        current[category] += bytes;
-        peak[category] = std::max(peak[category], current[category]);
-        currentTotal += bytes;
-        peakTotal = std::max(peakTotal, currentTotal);
+        Counts &c = counts[space];
+        c.current[category] += bytes;
+        c.peak[category] = std::max(c.peak[category], c.current[category]);
+        c.currentTotal += bytes;
+        c.peakTotal = std::max(c.peakTotal, c.currentTotal);
         ++numAllocs;
         return block.ptr;
       }
@@ -339,8 +349,9 @@ public:
         reservedBytes -= found.capacity;
       }
       live.erase(it);
-      current[found.category] -= found.bytes;
-      currentTotal -= found.bytes;
+      Counts &c = counts[found.space];
+      c.current[found.category] -= found.bytes;
+      c.currentTotal -= found.bytes;
       ++numFrees;
     }
     if (!cached)
@@ -366,12 +377,18 @@ public:
 
   void stats(zrt_memory_stats &out) {
     std::lock_guard<std::mutex> lock(mutex);
+    const Counts &device = counts[ZRT_SPACE_DEVICE];
+    const Counts &host = counts[ZRT_SPACE_HOST];
     for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c) {
-      out.current[c] = current[c];
-      out.peak[c] = peak[c];
+      out.current[c] = device.current[c];
+      out.peak[c] = device.peak[c];
+      out.host_current[c] = host.current[c];
+      out.host_peak[c] = host.peak[c];
     }
-    out.current_total = currentTotal;
-    out.peak_total = peakTotal;
+    out.current_total = device.currentTotal;
+    out.peak_total = device.peakTotal;
+    out.host_current_total = host.currentTotal;
+    out.host_peak_total = host.peakTotal;
     out.num_allocs = numAllocs;
     out.num_frees = numFrees;
     out.cached_bytes = cachedBytes;
@@ -381,9 +398,11 @@ public:
 
   void resetPeaks() {
     std::lock_guard<std::mutex> lock(mutex);
-    for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
-      peak[c] = current[c];
-    peakTotal = currentTotal;
+    for (Counts &counted : counts) {
+      for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c)
+        counted.peak[c] = counted.current[c];
+      counted.peakTotal = counted.currentTotal;
+    }
     reservedPeak = reservedBytes;
   }
 
@@ -439,9 +458,14 @@ private:
   std::mutex mutex;
   std::unordered_map<void *, LiveBlock> live;
   Cache cache;
-  uint64_t current[ZRT_NUM_CATEGORIES] = {};
-  uint64_t peak[ZRT_NUM_CATEGORIES] = {};
-  uint64_t currentTotal = 0, peakTotal = 0, numAllocs = 0, numFrees = 0;
+  /// Requested bytes of live blocks in one memory space.
+  struct Counts {
+    uint64_t current[ZRT_NUM_CATEGORIES] = {};
+    uint64_t peak[ZRT_NUM_CATEGORIES] = {};
+    uint64_t currentTotal = 0, peakTotal = 0;
+  };
+  Counts counts[2]; // by zrt_space
+  uint64_t numAllocs = 0, numFrees = 0;
   uint64_t cachedBytes = 0, reservedBytes = 0, reservedPeak = 0;
 };
 
@@ -452,6 +476,7 @@ Memory &memory() {
 }
 
 std::atomic<int> generatedCategory{ZRT_ACTIVATIONS};
+std::atomic<int> generatedSpace{ZRT_SPACE_DEVICE};
 
 //===----------------------------------------------------------------------===//
 // GEMM
@@ -1109,6 +1134,15 @@ void *zrt_alloc(size_t bytes, zrt_category category) {
   return ptr;
 }
 
+void *zrt_alloc_host(size_t bytes, zrt_category category) {
+  void *ptr = nullptr;
+  guarded("zrt_alloc_host", [&] {
+    ptr = memory().allocate(bytes, kMinAlignment, categoryValue(category),
+                            /*zeroed=*/true, ZRT_SPACE_HOST);
+  });
+  return ptr;
+}
+
 void zrt_free(void *ptr) {
   if (ptr && !guarded("zrt_free", [&] { memory().release(ptr); }))
     reportFatal();
@@ -1133,7 +1167,7 @@ void *_mlir_memref_to_llvm_alloc(size_t size) {
   void *ptr = nullptr;
   if (!guarded("_mlir_memref_to_llvm_alloc", [&] {
         ptr = memory().allocate(size, kMinAlignment, generatedCategory.load(),
-                                /*zeroed=*/false);
+                                /*zeroed=*/false, generatedSpace.load());
       }))
     reportFatal();
   return ptr;
@@ -1143,7 +1177,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size) {
   void *ptr = nullptr;
   if (!guarded("_mlir_memref_to_llvm_aligned_alloc", [&] {
         ptr = memory().allocate(size, alignment, generatedCategory.load(),
-                                /*zeroed=*/false);
+                                /*zeroed=*/false, generatedSpace.load());
       }))
     reportFatal();
   return ptr;
@@ -1161,6 +1195,16 @@ void zrt_set_generated_category(zrt_category category) {
         if (!validCategory(value))
           throw Error(format("invalid category %d", value));
         generatedCategory.store(value);
+      }))
+    reportFatal();
+}
+
+void zrt_set_generated_space(zrt_space space) {
+  if (!guarded("zrt_set_generated_space", [&] {
+        int value = static_cast<int>(space);
+        if (value != ZRT_SPACE_DEVICE && value != ZRT_SPACE_HOST)
+          throw Error(format("invalid memory space %d", value));
+        generatedSpace.store(value);
       }))
     reportFatal();
 }
@@ -1257,17 +1301,22 @@ struct KernelModule {
   }
 };
 
+/// The arguments of a copy entry point: whether there is anything to
+/// copy; throws Error for a negative count or a null pointer.
+bool checkCopy(const void *dst, const void *src, int64_t bytes) {
+  if (bytes < 0)
+    throw Error(format("bytes = %lld is negative", static_cast<long long>(bytes)));
+  if (bytes > 0 && (!dst || !src))
+    throw Error(std::string(!dst ? "dst" : "src") + " is NULL");
+  return bytes > 0;
+}
+
 /// One of the copy entry points: checks the arguments, then has the
 /// backend copy.
 void copyEntry(const char *name, void *dst, const void *src, int64_t bytes,
                void (Backend::*copy)(void *, const void *, std::size_t)) {
   if (!guarded(name, [&] {
-        if (bytes < 0)
-          throw Error(format("bytes = %lld is negative",
-                             static_cast<long long>(bytes)));
-        if (bytes > 0 && (!dst || !src))
-          throw Error(std::string(!dst ? "dst" : "src") + " is NULL");
-        if (bytes > 0)
+        if (checkCopy(dst, src, bytes))
           (backend().*copy)(dst, src, static_cast<size_t>(bytes));
       }))
     reportFatal();
@@ -1285,6 +1334,16 @@ void zrt_copy_from_host(void *dst, const void *src, int64_t bytes) {
 
 void zrt_copy(void *dst, const void *src, int64_t bytes) {
   copyEntry("zrt_copy", dst, src, bytes, &Backend::copy);
+}
+
+int64_t zrt_copy_start(const void *src, void *dst, int64_t bytes) {
+  int64_t request = kCopyRequestTag;
+  if (!guarded("zrt_copy_start", [&] {
+        if (checkCopy(dst, src, bytes))
+          request |= backend().copyStart(dst, src, static_cast<size_t>(bytes));
+      }))
+    reportFatal();
+  return request;
 }
 
 int zrt_host_accessible(void) {
@@ -1746,6 +1805,13 @@ int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
 }
 
 void zrt_wait(int64_t request) {
+  if (request & kCopyRequestTag) {
+    if (!guarded("zrt_wait", [&] {
+          backend().copyWait(request & ~kCopyRequestTag);
+        }))
+      reportFatal();
+    return;
+  }
   if (request & NvmeStore::kRequestTag) {
     std::string error = NvmeStore::get().wait(request);
     if (!error.empty()) {

@@ -24,6 +24,9 @@ size_t zrt_c99_offsetof_memory_stats_cached_bytes(void) {
 size_t zrt_c99_offsetof_memory_stats_reserved_peak(void) {
   return offsetof(zrt_memory_stats, reserved_peak);
 }
+size_t zrt_c99_offsetof_memory_stats_host_peak_total(void) {
+  return offsetof(zrt_memory_stats, host_peak_total);
+}
 size_t zrt_c99_sizeof_comm_stats(void) { return sizeof(zrt_comm_stats); }
 size_t zrt_c99_offsetof_comm_stats_seconds(void) {
   return offsetof(zrt_comm_stats, seconds);

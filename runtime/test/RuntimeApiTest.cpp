@@ -17,6 +17,7 @@ size_t zrt_c99_offsetof_gemm_shape_seconds(void);
 size_t zrt_c99_offsetof_memory_stats_num_frees(void);
 size_t zrt_c99_offsetof_memory_stats_cached_bytes(void);
 size_t zrt_c99_offsetof_memory_stats_reserved_peak(void);
+size_t zrt_c99_offsetof_memory_stats_host_peak_total(void);
 int zrt_c99_smoke(void);
 }
 
@@ -262,8 +263,13 @@ TEST_F(RuntimeApi, C99ClientAgrees) {
             (2 * ZRT_NUM_CATEGORIES + 3) * sizeof(uint64_t));
   EXPECT_EQ(offsetof(zrt_memory_stats, cached_bytes),
             offsetof(zrt_memory_stats, num_frees) + sizeof(uint64_t));
+  // So do the host memory's (optimizer=host).
+  EXPECT_EQ(zrt_c99_offsetof_memory_stats_host_peak_total(),
+            offsetof(zrt_memory_stats, host_peak_total));
+  EXPECT_EQ(offsetof(zrt_memory_stats, host_current),
+            offsetof(zrt_memory_stats, reserved_peak) + sizeof(uint64_t));
   EXPECT_EQ(sizeof(zrt_memory_stats),
-            (2 * ZRT_NUM_CATEGORIES + 7) * sizeof(uint64_t));
+            (4 * ZRT_NUM_CATEGORIES + 9) * sizeof(uint64_t));
   EXPECT_EQ(zrt_c99_smoke(), 0);
   EXPECT_EQ(memoryStats().num_allocs - start.num_allocs, 3u);
 }

@@ -116,6 +116,49 @@ TEST_F(RuntimeCuda, BlocksAreZeroedCountedAndCopied) {
   EXPECT_EQ(memoryStats().current_total, 0u);
 }
 
+// Host memory next to the device (optimizer=host) is page-locked, counted
+// apart, written by the host directly, and moved by zrt_copy_start in both
+// directions after the work queued before it.
+TEST_F(RuntimeCuda, HostBlocksAndCopiesBetweenSpaces) {
+  auto *h = static_cast<float *>(zrt_alloc_host(256 * sizeof(float), ZRT_OPTIMIZER_STATES));
+  ASSERT_NE(h, nullptr) << zrt_last_error();
+  EXPECT_EQ(memoryStats().host_current[ZRT_OPTIMIZER_STATES], 256 * sizeof(float));
+  EXPECT_EQ(memoryStats().current[ZRT_OPTIMIZER_STATES], 0u);
+  for (int i = 0; i < 256; ++i) {
+    EXPECT_EQ(h[i], 0.0f);
+    h[i] = float(i);
+  }
+  std::vector<float> zeros(256, 0.0f);
+  float *d = device(zeros);
+  // Host to device, then a device-side copy queued after it on the compute
+  // stream must see the bytes (the copy stream's event orders them).
+  zrt_wait(zrt_copy_start(h, d, 256 * sizeof(float)));
+  auto *e = static_cast<float *>(zrt_alloc(256 * sizeof(float), ZRT_ACTIVATIONS));
+  zrt_copy(e, d, 256 * sizeof(float));
+  std::vector<float> back = host(e, 256);
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(back[i], float(i));
+  // Device to host after the queued copy into `d`.
+  std::vector<float> twice(256);
+  for (int i = 0; i < 256; ++i)
+    twice[i] = 2.0f * float(i);
+  float *src = device(twice);
+  zrt_copy(d, src, 256 * sizeof(float));
+  zrt_set_generated_space(ZRT_SPACE_HOST);
+  auto *g = static_cast<float *>(_mlir_memref_to_llvm_aligned_alloc(64, 256 * sizeof(float)));
+  zrt_set_generated_space(ZRT_SPACE_DEVICE);
+  EXPECT_EQ(memoryStats().host_current[ZRT_ACTIVATIONS], 256 * sizeof(float));
+  int64_t request = zrt_copy_start(d, g, 256 * sizeof(float));
+  zrt_wait(request);
+  for (int i = 0; i < 256; ++i)
+    EXPECT_EQ(g[i], 2.0f * float(i));
+  for (void *p : {static_cast<void *>(h), static_cast<void *>(d),
+                  static_cast<void *>(e), static_cast<void *>(src),
+                  static_cast<void *>(g)})
+    zrt_free(p);
+  EXPECT_EQ(memoryStats().host_current_total, 0u);
+}
+
 /// Row-major m x n = op(A) op(B) on small integers, in double.
 std::vector<double> product(bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                             const std::vector<double> &a, int64_t lda,

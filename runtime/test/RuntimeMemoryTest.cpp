@@ -308,6 +308,87 @@ TEST_F(RuntimeMemory, ConcurrentThreads) {
   EXPECT_GE(s.peak_total, 4u * 8);
 }
 
+// Host memory next to the device (ZRT_SPACE_HOST, zero-offload's
+// optimizer=host) is counted apart from the device's, by category, from
+// drivers (zrt_alloc_host) and from generated code
+// (zrt_set_generated_space).
+TEST_F(RuntimeMemory, HostSpaceCountedApart) {
+  void *w = zrt_alloc(1000, ZRT_PARAMS);
+  void *m = zrt_alloc_host(2048, ZRT_OPTIMIZER_STATES);
+  ASSERT_TRUE(w && m) << zrt_last_error();
+  EXPECT_TRUE(allZero(m, 2048));
+  zrt_set_generated_category(ZRT_GRADS);
+  zrt_set_generated_space(ZRT_SPACE_HOST);
+  void *g = _mlir_memref_to_llvm_aligned_alloc(64, 300);
+  zrt_set_generated_space(ZRT_SPACE_DEVICE);
+  zrt_set_generated_category(ZRT_ACTIVATIONS);
+  void *a = _mlir_memref_to_llvm_alloc(100);
+  zrt_memory_stats s = memoryStats();
+  EXPECT_EQ(s.current[ZRT_PARAMS], 1000u);
+  EXPECT_EQ(s.current[ZRT_OPTIMIZER_STATES], 0u);
+  EXPECT_EQ(s.current[ZRT_GRADS], 0u);
+  EXPECT_EQ(s.current[ZRT_ACTIVATIONS], 100u);
+  EXPECT_EQ(s.current_total, 1100u);
+  EXPECT_EQ(s.host_current[ZRT_OPTIMIZER_STATES], 2048u);
+  EXPECT_EQ(s.host_current[ZRT_GRADS], 300u);
+  EXPECT_EQ(s.host_current[ZRT_PARAMS], 0u);
+  EXPECT_EQ(s.host_current_total, 2348u);
+  EXPECT_EQ(s.host_peak_total, 2348u);
+  zrt_free(g);
+  zrt_free(a);
+  s = memoryStats();
+  EXPECT_EQ(s.host_current_total, 2048u);
+  EXPECT_EQ(s.host_peak[ZRT_GRADS], 300u);
+  EXPECT_EQ(s.current_total, 1000u);
+  zrt_reset_peaks();
+  s = memoryStats();
+  EXPECT_EQ(s.host_peak[ZRT_GRADS], 0u);
+  EXPECT_EQ(s.host_peak_total, 2048u);
+  zrt_free(m);
+  zrt_free(w);
+  s = memoryStats();
+  EXPECT_EQ(s.host_current_total, 0u);
+  EXPECT_EQ(s.current_total, 0u);
+}
+
+// An invalid generated space is fatal and keeps the previous one.
+TEST_F(RuntimeMemory, InvalidGeneratedSpace) {
+  EXPECT_EQ(fatalMessageOf([] {
+              zrt_set_generated_space(static_cast<zrt_space>(2));
+            }),
+            "zrt_set_generated_space: invalid memory space 2");
+  void *p = _mlir_memref_to_llvm_alloc(40);
+  EXPECT_EQ(memoryStats().current[ZRT_ACTIVATIONS], 40u);
+  EXPECT_EQ(memoryStats().host_current_total, 0u);
+  zrt_free(p);
+}
+
+// zrt_copy_start moves bytes between the spaces; zrt_wait completes it.
+TEST_F(RuntimeMemory, CopyStartBetweenSpaces) {
+  auto *d = static_cast<float *>(zrt_alloc(64 * sizeof(float), ZRT_GRADS));
+  auto *h = static_cast<float *>(zrt_alloc_host(64 * sizeof(float), ZRT_GRADS));
+  ASSERT_TRUE(d && h) << zrt_last_error();
+  for (int i = 0; i < 64; ++i)
+    d[i] = 0.5f * static_cast<float>(i);
+  int64_t out = zrt_copy_start(d, h, 64 * sizeof(float));
+  zrt_wait(out);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(h[i], 0.5f * static_cast<float>(i));
+  for (int i = 0; i < 64; ++i)
+    h[i] = -static_cast<float>(i);
+  int64_t back = zrt_copy_start(h, d, 32 * sizeof(float));
+  zrt_wait(back);
+  EXPECT_EQ(d[31], -31.0f);
+  EXPECT_EQ(d[32], 16.0f);
+  zrt_wait(zrt_copy_start(nullptr, nullptr, 0)); // nothing to copy
+  EXPECT_EQ(fatalMessageOf([&] { zrt_copy_start(d, h, -4); }),
+            "zrt_copy_start: bytes = -4 is negative");
+  EXPECT_EQ(fatalMessageOf([&] { zrt_copy_start(nullptr, h, 4); }),
+            "zrt_copy_start: src is NULL");
+  zrt_free(h);
+  zrt_free(d);
+}
+
 // Stats getters accept NULL.
 TEST_F(RuntimeMemory, NullStatsPointer) {
   zrt_get_memory_stats(nullptr);

@@ -95,6 +95,10 @@ Options:
                          stage-3 parameter shards) on the NVMe tier
                          (zero-offload); the binary then takes
                          --offload nvme-dir=DIR for where
+  --offload optimizer=host
+                         keep the optimizer states in host memory next to
+                         the device and run their updates on the host
+                         (ZeRO-Offload; target=cuda and cpu)
   --linker CXX           the C++ compiler driver that links the executable
                          (default: $ZERO_LINKER, else the compiler zero-mlir
                          was built with)

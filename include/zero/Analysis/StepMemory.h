@@ -41,6 +41,12 @@ struct StepMemory {
   /// Bytes on the NVMe tier by category (zero-offload's extents, each
   /// rounded up to kNvmeBlock as the runtime reserves them).
   llvm::StringMap<int64_t> nvme;
+  /// Peak bytes in host memory next to the device by category
+  /// (zero-offload's optimizer=host: arguments and buffers marked
+  /// `zero.space = "host"`), and the peak of their total. Everything else
+  /// counts as the device's.
+  llvm::StringMap<int64_t> host;
+  int64_t hostPeak = 0;
   int64_t largestTensor = 0; ///< bytes of the largest padded parameter
   int64_t numParams = 0;
   /// Peak of the bytes the function allocates itself.

@@ -140,7 +140,7 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::values(
           clEnumValN(Placement::Device, "device", "in the step's memory"),
           clEnumValN(Placement::Host, "host",
-                     "in host memory next to a device (not supported yet)"),
+                     "in host memory next to the device, updated there"),
           clEnumValN(Placement::Nvme, "nvme", "on the NVMe tier"))};
   PassOptions::Option<Placement> offloadParams{
       *this, "offload-params",

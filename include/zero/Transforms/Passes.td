@@ -635,7 +635,10 @@ def ZeroAllocCategoriesPass
     `zrt_set_generated_category`, so that the runtime measures gradients and
     parameters where zero-memory-report predicts them (run it after the
     report: the pass consumes the attribute, so running it twice brackets
-    once).
+    once). An allocation marked `zero.space = "host"` (the host copy of a
+    `zero.copy_start`, zero-offload's `optimizer=host`) is bracketed the
+    same way with `zrt_set_generated_space`, so that the runtime allocates
+    it in host memory next to the device and counts it apart.
 
     Before:
     ```mlir
@@ -999,6 +1002,46 @@ def ZeroOutlineLoopNestsPass
   ];
 }
 
+def ZeroOutlineHostOpsPass
+    : Pass<"zero-outline-host-ops", "::mlir::ModuleOp"> {
+  let summary = "Move the operations that run on the host into functions "
+                "of their own";
+  let description = [{
+    zero-offload's `optimizer=host` marks the optimizer's updates
+    `zero.space = "host"`: they read and write host memory next to the
+    device and run on the host. On a device target every other loop nest
+    becomes a kernel, so before the loop lowering (which drops the marks
+    of the operations it replaces) this pass moves each marked operation
+    of a function's entry block, bufferized (no results), into a private
+    function `@<parent>_host<N>` marked `zero.space = "host"` and calls
+    it; equal ones share a function. zero-outline-loop-nests keeps the
+    mark on the nests it outlines from such a function, zero-gpu-kernels
+    leaves marked functions on the host, and on the CPU they are split
+    over the runtime's threads like any nest. A marked operation inside a
+    loop or region, or one that still returns values, is a located error.
+
+    Before:
+    ```mlir
+    linalg.generic {..., zero.space = "host"} ins(%g : memref<8xf32>)
+        outs(%w, %m, %v : memref<8xf32>, memref<8xf32>, memref<8xf32>) {...}
+    ```
+    After:
+    ```mlir
+    call @train_step_host0(%g, %w, %m, %v) : (...) -> ()
+    ...
+    func.func private @train_step_host0(...) attributes {zero.space = "host", ...} {
+      linalg.generic ... ins(%arg0 : memref<8xf32>) outs(%arg1, %arg2, %arg3 : ...) {...}
+      return
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numOutlined", "num-outlined", "host operations outlined">
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def ZeroFuseElementwisePass
     : Pass<"zero-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse chains of elementwise linalg ops on tensors into one "
@@ -1293,10 +1336,43 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
 }
 
 def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
-  let summary = "Keep optimizer states (and stage-3 parameter shards) on "
-                "the NVMe tier";
+  let summary = "Keep optimizer states in host memory or on the NVMe tier "
+                "(and stage-3 parameter shards on NVMe)";
   let description = [{
-    ZeRO-Infinity's tier on the ZeRO form: with `optimizer=nvme` every
+    ZeRO-Offload's placement with `optimizer=host`: every optimizer state
+    of `@train_step` stays in host memory next to the device
+    (`zero.space = "host"` on its argument and result), and every
+    operation that reads one (the optimizer's updates, which must be linalg
+    operations on tensors) runs on the host (`zero.space = "host"` on the
+    operation). The update's other tensor operands (the gradient shard, the
+    parameter shard it starts from) come to the host with
+    `zero.copy_start {zero.space = "host"}`, started right after each
+    value exists (a gradient as soon as its reduction completes, so the
+    copies overlap the rest of the backward pass) and waited for right
+    before the update; each result the device reads (the new parameter)
+    goes back with `zero.copy_start {zero.space = "device"}`, waited for
+    before its first device use. With bf16 parameters and f32 master
+    weights (`kind = "master"`) the update reads no parameter: only the
+    bf16 gradient leaves the device and the rounded bf16 parameter comes
+    back, as in DeepSpeed. The update computes what it computed on the
+    device, in the same order: parameters are bit-identical. On the CPU
+    target both spaces are host memory, counted apart by the runtime and
+    by zero-memory-report; on CUDA the host's buffers are page-locked, the
+    copies run on a stream of their own, and zero-gpu-kernels leaves the
+    host's loop nests on the host.
+
+    ```mlir
+    %pg, %tg = zero.copy_start %g {zero.category = "grads", zero.space = "host"}
+        : tensor<8xf32> -> tensor<8xf32>
+    ...
+    %gh = zero.wait %tg, %pg : tensor<8xf32> keep(%g : tensor<8xf32>) -> tensor<8xf32>
+    %new:3 = linalg.generic {..., zero.space = "host"}
+        ins(%gh : tensor<8xf32>) outs(%wh, %m, %v : ...)
+    %pw, %tw = zero.copy_start %new#0 {zero.category = "params", zero.space = "device"} ...
+    %w1 = zero.wait %tw, %pw : ... -> tensor<8xf32>
+    ```
+
+    ZeRO-Infinity's NVMe tier: with `optimizer=nvme` every
     optimizer state of `@train_step`, and with `params=nvme` (stage 3) every
     parameter shard, leaves memory. Its argument becomes a
     `!zero.extent<tensor<...>>` (a handle to the rank's NVMe file) and its
@@ -1361,8 +1437,8 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
              clEnumValN(::mlir::zero::Placement::Device, "device",
                         "in the step's memory (no offload)"),
              clEnumValN(::mlir::zero::Placement::Host, "host",
-                        "in host memory next to a device (ZeRO-Offload); "
-                        "not supported yet: needs a device target"),
+                        "in host memory next to the device, updated there "
+                        "(ZeRO-Offload)"),
              clEnumValN(::mlir::zero::Placement::Nvme, "nvme",
                         "on the NVMe tier (ZeRO-Infinity)"))}]>,
     Option<"params", "params", "::mlir::zero::Placement",
@@ -1380,7 +1456,11 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numOffloaded", "offloaded-values",
-              "Arguments moved to the NVMe tier">,
+              "Arguments moved to host memory or the NVMe tier">,
+    Statistic<"numHostOps", "host-ops",
+              "Operations that run on the host (optimizer=host)">,
+    Statistic<"numCopies", "copies",
+              "Copies between device and host placed (optimizer=host)">,
     Statistic<"numReads", "reads", "Reads of the NVMe tier placed">,
     Statistic<"numWrites", "writes", "Writes of the NVMe tier placed">
   ];

@@ -156,6 +156,22 @@ ZRT_API void zrt_free(void *ptr);
  * blocks are not affected. */
 ZRT_API void zrt_release_cached(void);
 
+/* Memory spaces. ZRT_SPACE_DEVICE is the selected backend's memory, where
+ * the step's buffers live; ZRT_SPACE_HOST is host memory next to it, where
+ * zero-offload's optimizer=host keeps the optimizer states (ZeRO-Offload).
+ * With the CUDA backend host blocks are page-locked (cuMemHostAlloc), so
+ * copies to and from them run asynchronously; with the CPU backend both
+ * spaces are the same memory, and the runtime counts them apart, so a step
+ * compiled with optimizer=host reports what a device would hold. */
+typedef enum zrt_space {
+  ZRT_SPACE_DEVICE = 0,
+  ZRT_SPACE_HOST = 1
+} zrt_space;
+
+/* As zrt_alloc, in host memory (ZRT_SPACE_HOST), counted to `category`
+ * among the host_* figures of zrt_memory_stats. zrt_free frees it. */
+ZRT_API void *zrt_alloc_host(size_t bytes, zrt_category category);
+
 /* Byte counts of live blocks (current, peak, current_total, peak_total) are
  * exactly the sizes requested, without headers, padding or size-class
  * rounding, and do not depend on the block cache. peak_total is the peak of
@@ -167,7 +183,11 @@ ZRT_API void zrt_release_cached(void);
  * reserved_bytes is the size-class capacity of the live blocks plus
  * cached_bytes, the capacity of the freed blocks kept in the cache;
  * reserved_peak is the peak of reserved_bytes. They leave out what the
- * system allocator adds (headers, alignment padding). */
+ * system allocator adds (headers, alignment padding).
+ *
+ * current, peak, current_total and peak_total count device memory
+ * (ZRT_SPACE_DEVICE); the host_* fields count host memory (ZRT_SPACE_HOST)
+ * the same way. num_allocs, num_frees and the cache figures cover both. */
 typedef struct zrt_memory_stats {
   uint64_t current[ZRT_NUM_CATEGORIES];
   uint64_t peak[ZRT_NUM_CATEGORIES];
@@ -178,6 +198,10 @@ typedef struct zrt_memory_stats {
   uint64_t cached_bytes;
   uint64_t reserved_bytes;
   uint64_t reserved_peak;
+  uint64_t host_current[ZRT_NUM_CATEGORIES];
+  uint64_t host_peak[ZRT_NUM_CATEGORIES];
+  uint64_t host_current_total;
+  uint64_t host_peak_total;
 } zrt_memory_stats;
 
 /* A consistent snapshot of the counters (taken under one lock). NULL is a
@@ -207,6 +231,21 @@ ZRT_API void _mlir_memref_to_llvm_free(void *ptr);
  * process-wide setting, not per thread). An invalid category goes to the
  * fatal handler and leaves the setting unchanged. */
 ZRT_API void zrt_set_generated_category(zrt_category category);
+
+/* Sets the memory space later allocations by generated code come from
+ * (initially ZRT_SPACE_DEVICE; zero-alloc-categories brackets the host
+ * buffers of zero.copy_start with it). An invalid space goes to the fatal
+ * handler and leaves the setting unchanged. */
+ZRT_API void zrt_set_generated_space(zrt_space space);
+
+/* Starts copying `bytes` bytes from `src` to `dst`, one of them device
+ * memory and the other host memory (ZRT_SPACE_HOST), or both runtime
+ * buffers of any space: zero.copy_start's lowering. The copy begins after
+ * the work queued on the backend before it; returns a request that
+ * zrt_wait completes, after which `dst` holds the bytes and `src` may
+ * change. The CPU backend copies before returning; the CUDA backend copies
+ * on a stream of its own. Invalid arguments go to the fatal handler. */
+ZRT_API int64_t zrt_copy_start(const void *src, void *dst, int64_t bytes);
 
 /*===----------------------------------------------------------------------===*
  * Generated code for target=cuda

@@ -155,17 +155,23 @@ LogicalResult ReduceScatterStartOp::verify() {
                       getInput().getType(), "result", "input");
 }
 
-LogicalResult AllReduceStartOp::verify() {
-  if (failed(verifyStart(*this, getInput(), getOutput(), getPending(),
-                         getToken())))
+/// A start whose result has its input's shape (`what`: "an all-reduce").
+template <typename OpT>
+static LogicalResult verifyShapeKept(OpT op, StringRef what) {
+  if (failed(verifyStart(op, op.getInput(), op.getOutput(), op.getPending(),
+                         op.getToken())))
     return failure();
-  auto in = cast<ShapedType>(getInput().getType());
-  auto out = cast<ShapedType>(resultOf(getOutput(), getPending()).getType());
+  auto in = cast<ShapedType>(op.getInput().getType());
+  auto out =
+      cast<ShapedType>(resultOf(op.getOutput(), op.getPending()).getType());
   if (in.getShape() != out.getShape())
-    return emitOpError() << "has input shape of " << in
-                         << " but result of " << out
-                         << "; an all-reduce keeps the shape";
+    return op.emitOpError() << "has input shape of " << in << " but result of "
+                            << out << "; " << what << " keeps the shape";
   return success();
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  return verifyShapeKept(*this, "an all-reduce");
 }
 
 void AllGatherStartOp::getEffects(
@@ -273,10 +279,42 @@ void WriteStartOp::getEffects(
                          SideEffects::DefaultResource::get());
 }
 
+//===----------------------------------------------------------------------===//
+// Copies between host and device memory
+//===----------------------------------------------------------------------===//
+
+bool CopyStartOp::toHost() {
+  auto space = (*this)->getAttrOfType<StringAttr>(
+      ZeroDialect::SpaceAttrHelper::getNameStr());
+  return space && space.getValue() == "host";
+}
+
+LogicalResult CopyStartOp::verify() {
+  if (!(*this)->getAttrOfType<StringAttr>(
+          ZeroDialect::SpaceAttrHelper::getNameStr()))
+    return emitOpError("needs 'zero.space', the memory space it copies to "
+                       "(\"host\" or \"device\")");
+  return verifyShapeKept(*this, "a copy");
+}
+
+void CopyStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Ordered against the other transfers and collectives (a copy stream).
+  effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
+  if (isa<MemRefType>(getInput().getType()))
+    effects.emplace_back(MemoryEffects::Read::get(), &getInputMutable(),
+                         SideEffects::DefaultResource::get());
+  if (getOutput())
+    effects.emplace_back(MemoryEffects::Write::get(), &getOutputMutable()[0],
+                         SideEffects::DefaultResource::get());
+}
+
 LogicalResult WaitOp::verify() {
   Operation *start = getToken().getDefiningOp();
   if (!isa_and_nonnull<AllGatherStartOp, ReduceScatterStartOp,
-                       AllReduceStartOp, ReadStartOp, WriteStartOp>(start))
+                       AllReduceStartOp, ReadStartOp, WriteStartOp,
+                       CopyStartOp>(start))
     return emitOpError("token must come from a zero.*_start op in the same "
                        "region");
   Value pending = start->getResult(0).getType() == getToken().getType()
@@ -475,6 +513,12 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                             "a tensor type";
     return success();
   }
+  if (name == ZeroDialect::SpaceAttrHelper::getNameStr()) {
+    auto space = dyn_cast<StringAttr>(attr.getValue());
+    if (!space || (space.getValue() != "host" && space.getValue() != "device"))
+      return emitError() << "'zero.space' must be \"host\" or \"device\"";
+    return success();
+  }
   if (name == ZeroDialect::TokenRangeAttrHelper::getNameStr()) {
     if (site != Site::Argument)
       return emitError() << "'zero.token_range' belongs on a batch argument";
@@ -517,7 +561,7 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
                           "zero.manifest, zero.category, zero.init, "
                           "zero.token_range, zero.hyper_default, "
                           "zero.step_abi, zero.sharded, "
-                          "zero.parallel_iterations, zero.extent";
+                          "zero.parallel_iterations, zero.extent, zero.space";
   if (site == Site::Operation)
     return emitError() << "'" << name
                        << "' belongs on a function argument or result, not "

@@ -191,6 +191,57 @@ def Zero_WriteStartOp
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Copies between host and device memory
+//===----------------------------------------------------------------------===//
+
+def Zero_CopyStartOp
+    : Zero_Op<"copy_start",
+              [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Starts a copy between device and host memory";
+  let description = [{
+    Copies `input` into a buffer of the memory space `zero.space` names:
+    `"host"` (host memory next to the device the step runs on) or
+    `"device"` (the step's own memory). zero-offload's `optimizer=host`
+    moves an update's device operands to the host and its new parameter
+    back with it. On tensors the op returns the copy as `pending`, a tensor
+    that only the matching `zero.wait` may use; on memrefs it writes
+    `output` (static shape, contiguous row-major, the same shape and
+    element type). Either way the copy exists only after the `zero.wait`
+    of the token, and `input` must stay unchanged until then (the wait
+    lists it). `zero.category` names the memory category of the new
+    buffer. On the CPU target both spaces are host memory, counted apart;
+    on CUDA the copy runs on a stream of its own, after the work queued
+    before it.
+
+    ```mlir
+    %pending, %token = zero.copy_start %grad
+        {zero.space = "host", zero.category = "grads"}
+        : tensor<1024xf32> -> tensor<1024xf32>
+    %g = zero.wait %token, %pending : tensor<1024xf32>
+        keep(%grad : tensor<1024xf32>) -> tensor<1024xf32>
+
+    %t = zero.copy_start %in into %out {zero.space = "host"}
+        : memref<1024xf32> into memref<1024xf32>
+    zero.wait %t keep(%in, %out : memref<1024xf32>, memref<1024xf32>)
+    ```
+  }];
+  let arguments = (ins Zero_TensorOrMemRef:$input,
+                       Optional<AnyMemRef>:$output);
+  let results = (outs Optional<AnyRankedTensor>:$pending,
+                      Zero_TokenType:$token);
+  let assemblyFormat = [{
+    $input (`into` $output^)? attr-dict `:` type($input)
+    (`into` type($output)^)? (`->` type($pending)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool hasTensorSemantics() { return getPending() != nullptr; }
+    /// Whether the copy goes to host memory (`zero.space = "host"`).
+    bool toHost();
+  }];
+}
+
 def Zero_WaitOp
     : Zero_Op<"wait", [AttrSizedOperandSegments,
                        DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {

@@ -1,0 +1,86 @@
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=host" | FileCheck %s
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=host" --zero-bufferize-step | FileCheck %s --check-prefix=BUF
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=host" --zero-bufferize-step --zero-memory-report 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=host" --zero-lower="target=cpu" | FileCheck %s --check-prefix=CPU
+// optimizer=host (ZeRO-Offload) on a hand-written stage-2 step for 2 ranks:
+// the states stay in host memory, the update runs there, the gradient shard
+// and the parameter shard it starts from come to the host as soon as they
+// exist, and the new parameter shard goes back before the all-gather reads
+// it.
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<8xf32> {zero.param = "w"}
+// CHECK-SAME: %[[M:[^:]*]]: tensor<4xf32> {zero.sharded, zero.space = "host", zero.state = {kind = "exp_avg", param = "w"}}
+// CHECK-SAME: -> (tensor<f32> {zero.loss}, tensor<8xf32> {zero.param = "w"}, tensor<4xf32> {zero.sharded, zero.space = "host", zero.state = {kind = "exp_avg", param = "w"}})
+// The gradient leaves right after its reduction.
+// CHECK: %[[G:.*]] = shard.reduce_scatter
+// CHECK-NEXT: %[[PG:.*]], %[[TG:.*]] = zero.copy_start %[[G]] {zero.category = "grads", zero.space = "host"} : tensor<4xf32> -> tensor<4xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[W]]
+// CHECK-NEXT: %[[PS:.*]], %[[TS:.*]] = zero.copy_start %[[S]] {zero.category = "params", zero.space = "host"}
+// CHECK: %[[GH:.*]] = zero.wait %[[TG]], %[[PG]] : tensor<4xf32> keep(%[[G]] : tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[SH:.*]] = zero.wait %[[TS]], %[[PS]] : tensor<4xf32> keep(%[[S]] : tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[U:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%[[GH]] : tensor<4xf32>) outs(%[[SH]], %[[M]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK-SAME: zero.space = "host"
+// CHECK: %[[PD:.*]], %[[TD:.*]] = zero.copy_start %[[U]]#0 {zero.category = "params", zero.space = "device"}
+// CHECK-NEXT: %[[D:.*]] = zero.wait %[[TD]], %[[PD]] : tensor<4xf32> keep(%[[U]]#0 : tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: shard.all_gather %[[D]]
+// CHECK: return %{{.*}}, %{{.*}}, %[[U]]#1
+
+// After bufferization the host copies are host allocations, the state is
+// updated in place, and the new parameter shard comes back into a device
+// buffer.
+// BUF-LABEL: func.func @train_step(
+// BUF: %[[HG:.*]] = memref.alloc() {alignment = 64 : i64, zero.category = "grads", zero.space = "host"} : memref<4xf32>
+// BUF: call @zrt_copy_start(
+// BUF: %[[HW:.*]] = memref.alloc() {alignment = 64 : i64, zero.category = "params", zero.space = "host"} : memref<4xf32>
+// BUF: call @zrt_copy_start(
+// BUF: linalg.generic {{.*}} ins(%[[HG]] : memref<4xf32>) outs(%[[HW]], %{{.*}} : memref<4xf32>, memref<4xf32>) attrs = {zero.space = "host"}
+// BUF: memref.alloc() {alignment = 64 : i64, zero.category = "params"} : memref<4xf32>
+// BUF: call @zrt_copy_start(
+// BUF: func.func private @zrt_copy_start(!llvm.ptr, !llvm.ptr, i64) -> i64
+
+// The report counts host memory apart: the state (16 bytes), the gradient
+// and parameter shards' copies (64 bytes each, the runtime's alignment).
+// REPORT: remark: zero-memory-report: stage 2 on 2 ranks: model states params 32 grads 16 optimizer_states 0 bytes
+// REPORT-SAME: in host memory: optimizer_states 16 params 64 grads 64 bytes, peak 144
+
+// The CPU lowering allocates the host copies in host space.
+// CPU-LABEL: llvm.func @train_step(
+// CPU: llvm.call @zrt_set_generated_space(%{{.*}}) : (i32) -> ()
+// CPU: llvm.call @_mlir_memref_to_llvm_aligned_alloc
+// CPU: llvm.call @zrt_set_generated_space(%{{.*}}) : (i32) -> ()
+// CPU: llvm.call @zrt_copy_start(
+// CPU: llvm.call @zrt_wait(
+#id = affine_map<(d0) -> (d0)>
+module {
+  shard.grid @zero_grid(shape = 2)
+  func.func @train_step(%w: tensor<8xf32> {zero.param = "w"},
+                        %m: tensor<4xf32> {zero.sharded, zero.state = {kind = "exp_avg", param = "w"}},
+                        %x: tensor<8xf32> {zero.batch = "x"}, %lr: f32 {zero.hyper = "lr"})
+      -> (tensor<f32> {zero.loss}, tensor<8xf32> {zero.param = "w"},
+          tensor<4xf32> {zero.sharded, zero.state = {kind = "exp_avg", param = "w"}})
+      attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
+                  zero.manifest = [{name = "w", shape = array<i64: 8>, numel = 8 : i64, padded = 8 : i64, shard = 4 : i64}]} {
+    %e = tensor.empty() : tensor<f32>
+    %z = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%z : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %l = linalg.dot ins(%w, %x : tensor<8xf32>, tensor<8xf32>) outs(%f : tensor<f32>) -> tensor<f32>
+    %g = shard.reduce_scatter %x on @zero_grid grid_axes = [0] scatter_axis = 0 {zero.category = "grads"} : tensor<8xf32> -> tensor<4xf32>
+    %r = shard.process_linear_index on @zero_grid : index
+    %c4 = arith.constant 4 : index
+    %o = arith.muli %r, %c4 : index
+    %s = tensor.extract_slice %w[%o] [4] [1] : tensor<8xf32> to tensor<4xf32>
+    %u:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+        ins(%g : tensor<4xf32>) outs(%s, %m : tensor<4xf32>, tensor<4xf32>) {
+    ^bb0(%gi: f32, %wi: f32, %mi: f32):
+      %mn = arith.addf %mi, %gi : f32
+      %d = arith.mulf %lr, %mn : f32
+      %wn = arith.subf %wi, %d : f32
+      linalg.yield %wn, %mn : f32, f32
+    } -> (tensor<4xf32>, tensor<4xf32>)
+    %full = shard.all_gather %u#0 on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<4xf32> -> tensor<8xf32>
+    %nw = bufferization.materialize_in_destination %full in %w : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+    return %l, %nw, %u#1 : tensor<f32>, tensor<8xf32>, tensor<4xf32>
+  }
+}
