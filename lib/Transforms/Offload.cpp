@@ -13,6 +13,7 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Transforms/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -412,6 +413,16 @@ private:
   func::FuncOp func;
   DenseSet<Value> onHost;
   DenseMap<Value, Value> hostCopies;
+  /// The host operations in block order.
+  SmallVector<Operation *> hostOrder;
+  /// A new value's copy back whose first device use stores it into an
+  /// argument's buffer: the host operation's index, the wait, the store.
+  struct Store {
+    size_t hostIndex;
+    Operation *wait;
+    bufferization::MaterializeInDestinationOp store;
+  };
+  SmallVector<Store> stores;
 };
 
 Value HostOffloader::toHost(Value v, Operation *user, StringRef category) {
@@ -445,6 +456,7 @@ Value HostOffloader::toHost(Value v, Operation *user, StringRef category) {
 LogicalResult HostOffloader::run() {
   StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
   StringRef spaceName = ZeroDialect::SpaceAttrHelper::getNameStr();
+  StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("zero-offload needs a function of one block");
   Block &block = func.getBody().front();
@@ -553,7 +565,62 @@ LogicalResult HostOffloader::run() {
       ++numCopies;
       for (OpOperand *use : deviceUses)
         use->set(back);
+      // Returned as a parameter's new value (stage 0): stored into that
+      // parameter's argument, so that bufferization updates the argument's
+      // buffer in place rather than return another one.
+      for (OpOperand *use : deviceUses) {
+        if (use->getOwner() != ret || first != ret)
+          continue;
+        auto name = func.getResultAttrOfType<StringAttr>(
+            use->getOperandNumber(), paramName);
+        if (!name)
+          continue;
+        for (BlockArgument arg : func.getArguments())
+          if (func.getArgAttr(arg.getArgNumber(), paramName) == name &&
+              arg.getType() == back.getType()) {
+            b.setInsertionPoint(ret);
+            auto store = bufferization::MaterializeInDestinationOp::create(
+                b, op.getLoc(), back.getType(), back, arg);
+            use->set(store.getResult());
+            first = store;
+            break;
+          }
+        break;
+      }
+      if (auto store = dyn_cast<bufferization::MaterializeInDestinationOp>(first))
+        stores.push_back({hostOrder.size(), back.getDefiningOp(), store});
     }
+    hostOrder.push_back(&op);
+  }
+
+  // A new parameter that only goes into its argument's buffer (stage 0,
+  // where zero-partition writes every parameter back at the end) is
+  // written there two updates later rather than at the end: the device
+  // then holds two new parameters at a time, not all of them, while each
+  // copy still has the next update's time to complete.
+  for (Store &st : stores) {
+    if (st.hostIndex + 2 >= hostOrder.size())
+      continue;
+    Operation *at = hostOrder[st.hostIndex + 2];
+    // Its first input wait, if any, so the store goes before the waits.
+    while (Operation *prev = at->getPrevNode())
+      if (isa<WaitOp>(prev) && prev != st.wait)
+        at = prev;
+      else
+        break;
+    auto dest = dyn_cast<BlockArgument>(st.store.getDest());
+    if (!dest || dest.getOwner() != &block || !at->isBeforeInBlock(st.wait) ||
+        !st.store->hasOneUse() || *st.store->user_begin() != ret)
+      continue;
+    // Nothing after the new place may read the argument's old value.
+    if (llvm::any_of(dest.getUsers(), [&](Operation *user) {
+          Operation *owner = block.findAncestorOpInBlock(*user);
+          return owner != st.store && owner != ret &&
+                 !owner->isBeforeInBlock(at);
+        }))
+      continue;
+    st.wait->moveBefore(at);
+    st.store->moveBefore(at);
   }
   return success();
 }

@@ -1464,7 +1464,8 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
     Statistic<"numReads", "reads", "Reads of the NVMe tier placed">,
     Statistic<"numWrites", "writes", "Writes of the NVMe tier placed">
   ];
-  let dependentDialects = ["::mlir::zero::ZeroDialect"];
+  let dependentDialects = ["::mlir::zero::ZeroDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
 }
 
 def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
