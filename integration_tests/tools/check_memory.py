@@ -33,7 +33,8 @@ Checks, per rank (the largest peak over ranks):
   With --host (a step with zero-offload's optimizer=host) the host memory
   next to the device is checked too: each category's measured host peak
   (rank 0's) equals the report's, and so does the host peak total; the
-  device holds no optimizer state.
+  device holds no optimizer state, and its gradients have no lower bound
+  (each leaves for the host as soon as it is reduced).
   With --budget B (a step scheduled under zero-schedule's memory-budget) the
   predicted and the measured peak totals are at most B.
   With --nvme (a step with zero-offload's NVMe tier) the optimizer states
@@ -166,6 +167,7 @@ def main():
             if peak['optimizer_states'] != 0:
                 failures.append('optimizer_states: the device holds '
                                 f"{peak['optimizer_states']} bytes of them")
+            offloaded.add('grads')
     if 'optimizer_states' not in offloaded and \
             peak['optimizer_states'] != states['optimizer_states']:
         failures.append('optimizer_states: measured != accounting')

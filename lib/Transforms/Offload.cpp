@@ -415,6 +415,8 @@ private:
   DenseMap<Value, Value> hostCopies;
   /// The host operations in block order.
   SmallVector<Operation *> hostOrder;
+  /// The copies to the host of values the step computes (gradients).
+  SmallVector<CopyStartOp> computedCopies;
   /// A new value's copy back whose first device use stores it into an
   /// argument's buffer: the host operation's index, the wait, the store.
   struct Store {
@@ -450,6 +452,8 @@ Value HostOffloader::toHost(Value v, Operation *user, StringRef category) {
   ++numCopies;
   hostCopies[v] = waited;
   onHost.insert(waited);
+  if (v.getDefiningOp())
+    computedCopies.push_back(copy);
   return waited;
 }
 
@@ -591,6 +595,106 @@ LogicalResult HostOffloader::run() {
         stores.push_back({hostOrder.size(), back.getDefiningOp(), store});
     }
     hostOrder.push_back(&op);
+  }
+
+  // A gradient whose reduction zero-schedule waits for where the update
+  // needs it (after the backward pass, where zero-partition put the
+  // optimizer) would stay on the device until then. Its wait, the pure ops
+  // only the copy reads (the 1/N scaling, a reshape) and the copy move up
+  // to right after the next copied gradient's reduction starts, so that it
+  // leaves during the backward pass.
+  struct Reduced {
+    Operation *start;
+    WaitOp wait;
+    SmallVector<Operation *> chain; ///< from the wait's user to the copy's input
+    CopyStartOp copy;
+  };
+  SmallVector<Reduced> reduced;
+  for (CopyStartOp copy : computedCopies) {
+    Reduced r;
+    r.copy = copy;
+    Value x = copy.getInput();
+    Operation *user = copy;
+    bool ok = true;
+    while (Operation *def = x.getDefiningOp()) {
+      if (auto wait = dyn_cast<WaitOp>(def)) {
+        r.wait = wait;
+        break;
+      }
+      // Pure, one result that only the chain (and the copy's wait, which
+      // keeps it) reads, and one tensor operand to follow.
+      SmallVector<Value> tensors;
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()))
+          tensors.push_back(operand);
+      if (!isPure(def) || def->getNumResults() != 1 || tensors.size() != 1 ||
+          isa<shard::ShardDialect>(def->getDialect()) ||
+          llvm::any_of(def->getUsers(), [&](Operation *u) {
+            return u != user && !(isa<WaitOp>(u) && u == *copy.getToken()
+                                                            .getUsers()
+                                                            .begin());
+          })) {
+        ok = false;
+        break;
+      }
+      r.chain.push_back(def);
+      user = def;
+      x = tensors.front();
+    }
+    if (!ok || !r.wait || !r.wait.getResult() || !r.wait.getResult().hasOneUse() ||
+        *r.wait.getResult().getUsers().begin() != user)
+      continue;
+    r.start = r.wait.getToken().getDefiningOp();
+    if (!isa_and_nonnull<AllReduceStartOp, ReduceScatterStartOp>(r.start))
+      continue;
+    std::reverse(r.chain.begin(), r.chain.end());
+    reduced.push_back(std::move(r));
+  }
+  llvm::sort(reduced, [](const Reduced &a, const Reduced &b) {
+    return a.start->isBeforeInBlock(b.start);
+  });
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    Reduced &r = reduced[i];
+    // Where zero-schedule waits before the next reduction starts (or for
+    // the last one), the wait stays and the rest follows it.
+    Operation *at = i + 1 < reduced.size() ? reduced[i + 1].start : r.wait;
+    if (!at->isBeforeInBlock(r.wait))
+      at = r.wait;
+    // Everything the chain reads from outside must exist there already.
+    DenseSet<Operation *> moving(r.chain.begin(), r.chain.end());
+    moving.insert(r.wait);
+    bool dominated = true;
+    for (Operation *op : r.chain)
+      forEachUsedValue(op, [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        if (def && (def = inBlock(block, def)) && !moving.contains(def) &&
+            !def->isBeforeInBlock(at) && def != at)
+          dominated = false;
+      });
+    if (!dominated)
+      continue;
+    if (at != r.wait.getOperation())
+      r.wait->moveAfter(at);
+    Operation *last = r.wait;
+    for (Operation *op : r.chain) {
+      op->moveAfter(last);
+      last = op;
+    }
+    r.copy->moveAfter(last);
+  }
+
+  // A computed value's copy completes once the next one has started
+  // (a gradient's, once the next gradient is out), not right before its
+  // update: its device buffer is then freed during the backward pass, and
+  // the device has the next gradient's work queued while the copy runs.
+  llvm::sort(computedCopies, [](CopyStartOp a, CopyStartOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  for (size_t i = 0; i + 1 < computedCopies.size(); ++i) {
+    Operation *wait = *computedCopies[i].getToken().getUsers().begin();
+    Operation *next = computedCopies[i + 1];
+    if (next->isBeforeInBlock(wait))
+      wait->moveAfter(next);
   }
 
   // A new parameter that only goes into its argument's buffer (stage 0,

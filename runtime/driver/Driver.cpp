@@ -574,7 +574,12 @@ void call(const Entry &entry, Buffers &b) {
   }
   entry.fn(args.data());
   for (auto &c : copies) {
-    zrt_copy(c.second, c.first.data, static_cast<int64_t>(c.first.bytes()));
+    // Host memory next to the device (optimizer=host) is the host's to
+    // copy: the step has completed every transfer into it.
+    if (c.first.host && !hostMemory)
+      std::memcpy(c.second, c.first.data, c.first.bytes());
+    else
+      zrt_copy(c.second, c.first.data, static_cast<int64_t>(c.first.bytes()));
     zrt_free(c.first.data);
   }
 }
@@ -1165,7 +1170,8 @@ int train(const zrt_driver_program &program, Options &opts) {
       }
       statesOnHost |= arg.host && arg.role == Role::State;
     }
-  if (!hostMemory && (statesOnNvme || paramsOnNvme || !opts.offload.empty()))
+  if (!hostMemory && (statesOnNvme || paramsOnNvme || offload.anyNvme() ||
+                      !offload.nvmeDir.empty()))
     failAll("--offload: the NVMe tier runs with the cpu backend only, and "
             "this step was compiled for target=" + abi.backend);
   auto recompile = [&](const char *what, const char *spec) {

@@ -1354,7 +1354,15 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
     before its first device use. With bf16 parameters and f32 master
     weights (`kind = "master"`) the update reads no parameter: only the
     bf16 gradient leaves the device and the rounded bf16 parameter comes
-    back, as in DeepSpeed. The update computes what it computed on the
+    back, as in DeepSpeed. Where zero-schedule waits for a gradient's
+    reduction only where the update needs it, that wait (with the pure ops
+    only the copy reads, such as the 1/N scaling) moves up to where the
+    next copied gradient's reduction starts, and each gradient's copy
+    completes once the next one has started: gradients leave the device
+    during the backward pass and their device buffers are freed there. At
+    stage 0, where the step returns each new parameter, it is stored into
+    its argument two updates later, so the device holds two new
+    parameters at a time. The update computes what it computed on the
     device, in the same order: parameters are bit-identical. On the CPU
     target both spaces are host memory, counted apart by the runtime and
     by zero-memory-report; on CUDA the host's buffers are page-locked, the
