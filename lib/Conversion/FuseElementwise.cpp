@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,10 +28,21 @@ using namespace mlir;
 
 namespace {
 
+/// Whether `op` runs on the host next to the device (zero-offload's
+/// optimizer=host): such an op keeps its form and its mark, and fuses with
+/// nothing, since the rewrites would build new ops without the mark.
+bool onHost(Operation *op) {
+  auto space = op->getAttrOfType<StringAttr>(
+      zero::ZeroDialect::SpaceAttrHelper::getNameStr());
+  return space && space.getValue() == "host";
+}
+
 /// Named ops worth generalizing for fusion: elementwise ones, broadcasts,
 /// maps and reductions. Contractions, fills and transposes stay as they are
 /// (the GEMM lowering and zero-fold-transposes match them by name).
 bool shouldGeneralize(linalg::LinalgOp op) {
+  if (onHost(op))
+    return false;
   if (isa<linalg::GenericOp, linalg::FillOp, linalg::TransposeOp,
           linalg::CopyOp>(op.getOperation()) ||
       linalg::isaContractionOpInterface(op))
@@ -49,7 +61,8 @@ bool controlFusion(OpOperand *operand) {
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!producer || !consumer)
     return false;
-  if (linalg::isaContractionOpInterface(consumer))
+  if (linalg::isaContractionOpInterface(consumer) || onHost(producer) ||
+      onHost(consumer))
     return false;
   for (Operation *user : producer->getUsers())
     if (user != consumer.getOperation())

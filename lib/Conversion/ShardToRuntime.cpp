@@ -747,6 +747,44 @@ struct ZeroShardToRuntimePass
       if (Operation *alloc = zero::getAllocation(fill.getOutputs()[0]))
         alloc->setAttr(name, category);
     });
+    // A buffer bufferization allocated for a host operation (an update's
+    // destination it could not write in place) is host memory when only
+    // host operations, copies to the device and deallocations use it: on a
+    // device target the host could not reach it otherwise.
+    StringRef spaceName = zero::ZeroDialect::SpaceAttrHelper::getNameStr();
+    auto hostOnly = [&](Operation *alloc) {
+      SmallVector<Value> views(alloc->getResults());
+      while (!views.empty()) {
+        Value v = views.pop_back_val();
+        for (OpOperand &use : v.getUses()) {
+          Operation *user = use.getOwner();
+          if (isa<ViewLikeOpInterface>(user)) {
+            views.append(user->result_begin(), user->result_end());
+            continue;
+          }
+          auto space = user->getAttrOfType<StringAttr>(spaceName);
+          bool hostOp = space && space.getValue() == "host";
+          auto copy = dyn_cast<zero::CopyStartOp>(user);
+          if (!hostOp && !isa<memref::DeallocOp, zero::WaitOp>(user) &&
+              !(copy && use.getOperandNumber() == 0))
+            return false;
+        }
+      }
+      return true;
+    };
+    module.walk([&](Operation *op) {
+      auto space = op->getAttrOfType<StringAttr>(spaceName);
+      if (!space || space.getValue() != "host" ||
+          isa<memref::AllocOp, zero::CopyStartOp>(op))
+        return;
+      for (Value v : op->getOperands()) {
+        if (!isa<MemRefType>(v.getType()))
+          continue;
+        auto alloc = dyn_cast_or_null<memref::AllocOp>(zero::getAllocation(v));
+        if (alloc && !alloc->hasAttr(spaceName) && hostOnly(alloc))
+          alloc->setAttr(spaceName, space);
+      }
+    });
     // Reductions carry the category of the buffer they read; put it on that
     // buffer's allocation. The pointer argument is
     // gep(inttoptr(index_cast(extract_aligned_pointer_as_index %m)), off).

@@ -407,8 +407,10 @@ public:
 
 private:
   /// The host copy of `v` for `user`: started right after `v` exists,
-  /// waited for right before the first host operation that reads it.
-  Value toHost(Value v, Operation *user, StringRef category);
+  /// waited for right before the first host operation that reads it;
+  /// shared by the host operations that only read `v` unless `exclusive`
+  /// (a destination the user overwrites).
+  Value toHost(Value v, Operation *user, StringRef category, bool exclusive);
 
   func::FuncOp func;
   DenseSet<Value> onHost;
@@ -427,9 +429,11 @@ private:
   SmallVector<Store> stores;
 };
 
-Value HostOffloader::toHost(Value v, Operation *user, StringRef category) {
-  if (Value copy = hostCopies.lookup(v))
-    return copy;
+Value HostOffloader::toHost(Value v, Operation *user, StringRef category,
+                            bool exclusive) {
+  if (!exclusive)
+    if (Value copy = hostCopies.lookup(v))
+      return copy;
   MLIRContext *ctx = func.getContext();
   Block &block = func.getBody().front();
   OpBuilder b(ctx);
@@ -450,7 +454,8 @@ Value HostOffloader::toHost(Value v, Operation *user, StringRef category) {
                                 ValueRange{v})
                      .getResult();
   ++numCopies;
-  hostCopies[v] = waited;
+  if (!exclusive)
+    hostCopies[v] = waited;
   onHost.insert(waited);
   if (v.getDefiningOp())
     computedCopies.push_back(copy);
@@ -533,7 +538,11 @@ LogicalResult HostOffloader::run() {
       StringRef category = isParameterView(func, v) ? "params"
                            : linalgOp.isDpsInit(&operand) ? "activations"
                                                           : "grads";
-      operand.set(toHost(v, &op, category));
+      // A destination the update overwrites gets a copy of its own: a
+      // shared one would make bufferization copy it again, into memory
+      // the host cannot reach on a device.
+      operand.set(toHost(v, &op, category,
+                         /*exclusive=*/linalgOp.isDpsInit(&operand)));
     }
     op.setAttr(spaceName, host);
     ++numHostOps;
@@ -597,6 +606,22 @@ LogicalResult HostOffloader::run() {
     hostOrder.push_back(&op);
   }
 
+  // Every new state comes out of a host operation (or is the state
+  // itself): the driver keeps the results in host memory.
+  for (unsigned r = 0; r < func.getNumResults(); ++r) {
+    if (!func.getResultAttr(r, stateName))
+      continue;
+    Value v = ret.getOperand(r);
+    if (onHost.contains(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    return (def ? def->emitOpError() : func.emitOpError())
+           << "computes the new value of optimizer state result #" << r
+           << " on the device; optimizer=host needs every state's new "
+              "value computed on the host, by an operation that reads a "
+              "state";
+  }
+
   // A gradient whose reduction zero-schedule waits for where the update
   // needs it (after the backward pass, where zero-partition put the
   // optimizer) would stay on the device until then. Its wait, the pure ops
@@ -641,8 +666,11 @@ LogicalResult HostOffloader::run() {
       user = def;
       x = tensors.front();
     }
-    if (!ok || !r.wait || !r.wait.getResult() || !r.wait.getResult().hasOneUse() ||
-        *r.wait.getResult().getUsers().begin() != user)
+    Operation *copyWait = *copy.getToken().getUsers().begin();
+    if (!ok || !r.wait || !r.wait.getResult() ||
+        llvm::any_of(r.wait.getResult().getUsers(), [&](Operation *u) {
+          return u != user && u != copyWait;
+        }))
       continue;
     r.start = r.wait.getToken().getDefiningOp();
     if (!isa_and_nonnull<AllReduceStartOp, ReduceScatterStartOp>(r.start))
@@ -716,12 +744,24 @@ LogicalResult HostOffloader::run() {
     if (!dest || dest.getOwner() != &block || !at->isBeforeInBlock(st.wait) ||
         !st.store->hasOneUse() || *st.store->user_begin() != ret)
       continue;
-    // Nothing after the new place may read the argument's old value.
-    if (llvm::any_of(dest.getUsers(), [&](Operation *user) {
-          Operation *owner = block.findAncestorOpInBlock(*user);
-          return owner != st.store && owner != ret &&
-                 !owner->isBeforeInBlock(at);
-        }))
+    // Nothing after the new place may read the argument's old value,
+    // directly or through a view of it (a slice, a reshape).
+    SmallVector<Value> views{dest};
+    bool readLater = false;
+    while (!views.empty() && !readLater) {
+      Value v = views.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        Operation *owner = block.findAncestorOpInBlock(*user);
+        if (owner == st.store || owner == ret)
+          continue;
+        if (isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+                tensor::ExpandShapeOp, tensor::ReshapeOp>(user))
+          views.append(user->result_begin(), user->result_end());
+        if (!owner->isBeforeInBlock(at))
+          readLater = true;
+      }
+    }
+    if (readLater)
       continue;
     st.wait->moveBefore(at);
     st.store->moveBefore(at);

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "ThreadPool.h"
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
@@ -32,7 +33,9 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -78,6 +81,7 @@ struct DriverApi {
   X(cuMemHostAlloc)                                                            \
   X(cuMemFreeHost)                                                             \
   X(cuEventCreate)                                                             \
+  X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
   X(cuStreamWaitEvent)                                                         \
@@ -203,7 +207,18 @@ public:
 
   const char *name() const override { return "cuda"; }
 
-  void configure(int) override { makeCurrent(); }
+  /// The thread count is the host's: the runtime's pool runs the host
+  /// functions of a step (optimizer=host's updates). The first call with
+  /// none given takes one thread per core.
+  void configure(int numThreads) override {
+    makeCurrent();
+    if (numThreads <= 0 && !configured)
+      numThreads = static_cast<int>(
+          std::max(1u, std::thread::hardware_concurrency()));
+    configured = true;
+    if (numThreads > 0)
+      ThreadPool::get().resize(numThreads);
+  }
 
   GemmKernelInfo gemmKernel() const override { return kernelInfo; }
 
@@ -310,17 +325,25 @@ public:
       CUevent before = nullptr, after = nullptr;
       check(cu.cuEventCreate_(&before, CU_EVENT_DISABLE_TIMING),
             "cuEventCreate");
-      check(cu.cuEventCreate_(&after, CU_EVENT_DISABLE_TIMING),
-            "cuEventCreate");
+      if (CUresult r = cu.cuEventCreate_(&after, CU_EVENT_DISABLE_TIMING);
+          r != CUDA_SUCCESS) {
+        cu.cuEventDestroy_(before);
+        check(r, "cuEventCreate");
+      }
       slot = copyEvents.size();
       copyEvents.push_back({before, after});
     }
     auto [before, after] = copyEvents[slot];
-    check(cu.cuEventRecord_(before, computeStream), "cuEventRecord");
-    check(cu.cuStreamWaitEvent_(copyStream, before, 0), "cuStreamWaitEvent");
-    check(cu.cuMemcpyAsync_(device(dst), device(src), bytes, copyStream),
-          "cuMemcpyAsync");
-    check(cu.cuEventRecord_(after, copyStream), "cuEventRecord");
+    try {
+      check(cu.cuEventRecord_(before, computeStream), "cuEventRecord");
+      check(cu.cuStreamWaitEvent_(copyStream, before, 0), "cuStreamWaitEvent");
+      check(cu.cuMemcpyAsync_(device(dst), device(src), bytes, copyStream),
+            "cuMemcpyAsync");
+      check(cu.cuEventRecord_(after, copyStream), "cuEventRecord");
+    } catch (...) {
+      freeSlots.push_back(slot);
+      throw;
+    }
     return static_cast<int64_t>(slot);
   }
 
@@ -699,6 +722,7 @@ private:
   bool tf32 = false;
   std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
   PinnedHost host;
+  bool configured = false;
   /// zrt_copy_start's stream, and its events by handle: (after the
   /// compute stream's work, after the copy); slots of waited copies are
   /// reused.

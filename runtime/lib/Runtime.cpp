@@ -196,6 +196,8 @@ constexpr std::size_t kMinAlignment = 64;
 /// below it), so zrt_wait can tell them from collectives and NVMe
 /// transfers (NvmeStore::kRequestTag, bit 62).
 constexpr int64_t kCopyRequestTag = int64_t(1) << 61;
+/// The request of a copy of no bytes: nothing to wait for.
+constexpr int64_t kNoCopy = int64_t(1) << 60;
 
 //===----------------------------------------------------------------------===//
 // Size classes of the block cache
@@ -1337,10 +1339,11 @@ void zrt_copy(void *dst, const void *src, int64_t bytes) {
 }
 
 int64_t zrt_copy_start(const void *src, void *dst, int64_t bytes) {
-  int64_t request = kCopyRequestTag;
+  int64_t request = kCopyRequestTag | kNoCopy;
   if (!guarded("zrt_copy_start", [&] {
         if (checkCopy(dst, src, bytes))
-          request |= backend().copyStart(dst, src, static_cast<size_t>(bytes));
+          request = kCopyRequestTag |
+                    backend().copyStart(dst, src, static_cast<size_t>(bytes));
       }))
     reportFatal();
   return request;
@@ -1805,9 +1808,11 @@ int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
 }
 
 void zrt_wait(int64_t request) {
-  if (request & kCopyRequestTag) {
+  if (request > 0 && (request & kCopyRequestTag)) {
     if (!guarded("zrt_wait", [&] {
-          backend().copyWait(request & ~kCopyRequestTag);
+          int64_t handle = request & ~kCopyRequestTag;
+          if (handle != kNoCopy)
+            backend().copyWait(handle);
         }))
       reportFatal();
     return;

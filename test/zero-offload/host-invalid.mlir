@@ -68,3 +68,22 @@ func.func @f(%m: tensor<4xf32>) -> tensor<2x2xf32> {
   %r = zero.wait %t, %p : tensor<2x2xf32> -> tensor<2x2xf32>
   return %r : tensor<2x2xf32>
 }
+
+// -----
+
+// A state's new value computed by an operation that reads no state runs on
+// the device, and the driver keeps state results in host memory.
+#id = affine_map<(d0) -> (d0)>
+func.func @train_step(%m: tensor<4xf32> {zero.state = {kind = "m", param = "w"}}, %x: tensor<4xf32> {zero.batch = "x"})
+    -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.state = {kind = "m", param = "w"}})
+    attributes {zero.role = "train_step", zero.stage = 0 : i64, zero.world_size = 1 : i64} {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error@+1 {{'linalg.generic' op computes the new value of optimizer state result #1 on the device; optimizer=host needs every state's new value computed on the host, by an operation that reads a state}}
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %c, %n : tensor<f32>, tensor<4xf32>
+}
