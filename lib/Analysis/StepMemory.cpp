@@ -88,14 +88,42 @@ unsigned categoryIndex(StringRef name) {
   return index < kNumMemoryCategories ? index : categoryIndex("activations");
 }
 
-/// Live bytes by category and their peaks, each category's peak on its own
-/// (as the runtime keeps them) and the peak of the total.
-struct Live {
+/// Live bytes by category in one memory space, and their peaks: each
+/// category's peak on its own (as the runtime keeps them) and the peak of
+/// the total.
+struct SpaceCounts {
   std::array<int64_t, kNumMemoryCategories> bytes{}, peak{};
   int64_t total = 0, peakTotal = 0;
-  /// The same for host memory (zero.space = "host"), apart from the rest.
-  std::array<int64_t, kNumMemoryCategories> hostBytes{}, hostPeak{};
-  int64_t hostTotal = 0, hostPeakTotal = 0;
+
+  /// Adds `n` bytes to `category`; false (and nothing changed) when a sum
+  /// no longer fits int64.
+  bool add(unsigned category, int64_t n) {
+    std::optional<int64_t> b = llvm::checkedAdd(bytes[category], n);
+    std::optional<int64_t> t = llvm::checkedAdd(total, n);
+    if (!b || !t)
+      return false;
+    bytes[category] = *b;
+    total = *t;
+    peak[category] = std::max(peak[category], bytes[category]);
+    peakTotal = std::max(peakTotal, total);
+    return true;
+  }
+  /// Peaks reached by `other`, a simulation that started from this state;
+  /// what it left live stays live.
+  void merge(const SpaceCounts &other) {
+    for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
+      peak[c] = std::max(peak[c], other.peak[c]);
+      bytes[c] = std::max(bytes[c], other.bytes[c]);
+    }
+    total = std::max(total, other.total);
+    peakTotal = std::max(peakTotal, other.peakTotal);
+  }
+};
+
+/// The device's live bytes (the counts this derives from), host memory's
+/// apart (zero.space = "host"), and where the device's total peaks.
+struct Live : SpaceCounts {
+  SpaceCounts host;
   /// The top-level op being simulated, and the one where the total first
   /// reached its peak; the same for the innermost op (inside loop bodies).
   Operation *current = nullptr, *peakAt = nullptr;
@@ -113,50 +141,27 @@ struct Live {
   }
 
   void add(unsigned category, int64_t n) {
-    std::optional<int64_t> b = llvm::checkedAdd(bytes[category], n);
-    std::optional<int64_t> t = llvm::checkedAdd(total, n);
-    if (!b || !t) {
+    int64_t before = peakTotal;
+    if (!SpaceCounts::add(category, n)) {
       overflowed = true;
       return;
     }
-    bytes[category] = *b;
-    total = *t;
-    peak[category] = std::max(peak[category], bytes[category]);
-    if (total > peakTotal) {
-      peakTotal = total;
+    if (peakTotal > before) {
       peakAt = current;
       innermostPeakAt = innermost;
     }
   }
   void addHost(unsigned category, int64_t n) {
-    std::optional<int64_t> b = llvm::checkedAdd(hostBytes[category], n);
-    std::optional<int64_t> t = llvm::checkedAdd(hostTotal, n);
-    if (!b || !t) {
+    if (!host.add(category, n))
       overflowed = true;
-      return;
-    }
-    hostBytes[category] = *b;
-    hostTotal = *t;
-    hostPeak[category] = std::max(hostPeak[category], hostBytes[category]);
-    hostPeakTotal = std::max(hostPeakTotal, hostTotal);
   }
-  /// Peaks reached by `other`, a simulation that started from this state;
-  /// what it left live stays live.
   void merge(const Live &other) {
-    for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
-      peak[c] = std::max(peak[c], other.peak[c]);
-      bytes[c] = std::max(bytes[c], other.bytes[c]);
-      hostPeak[c] = std::max(hostPeak[c], other.hostPeak[c]);
-      hostBytes[c] = std::max(hostBytes[c], other.hostBytes[c]);
-    }
-    hostTotal = std::max(hostTotal, other.hostTotal);
-    hostPeakTotal = std::max(hostPeakTotal, other.hostPeakTotal);
     if (other.peakTotal > peakTotal) {
-      peakTotal = other.peakTotal;
       peakAt = other.peakAt;
       innermostPeakAt = other.innermostPeakAt;
     }
-    total = std::max(total, other.total);
+    SpaceCounts::merge(other);
+    host.merge(other.host);
     excess = std::max(excess, other.excess);
     overflowed |= other.overflowed;
   }
@@ -474,9 +479,9 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   r.generatedPeak = live.peakTotal - argTotal;
   r.predictedByCategory = live.peak;
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
-    if (live.hostPeak[c])
-      r.host[kMemoryCategories[c]] = live.hostPeak[c];
-  r.hostPeak = live.hostPeakTotal;
+    if (live.host.peak[c])
+      r.host[kMemoryCategories[c]] = live.host.peak[c];
+  r.hostPeak = live.host.peakTotal;
   r.peakAt = live.peakAt;
   r.innermostPeakAt = live.innermostPeakAt;
   return r;
