@@ -49,7 +49,7 @@ def main():
              '--progress', 'none', '--stats-json', stats_path])
         stats = json.load(open(stats_path))
 
-    steps = stats['steps']
+    steps = stats.get('profiled_steps', stats['steps'])
     step_time = stats['step_time_s']
     mean_step = stats['step_time_mean_s']
     gemm = stats['gemm']

@@ -195,7 +195,7 @@ def main():
             if given is not None:
                 return dict(given)
             gemm = stats['gemm']
-            steps = stats['steps']
+            steps = stats.get('profiled_steps', stats['steps'])
             if not gemm['seconds'] or not steps:
                 return dict(defaults)
             gemm_rate = gemm['flops'] / gemm['seconds'] / 1e9

@@ -127,12 +127,24 @@ class Checks:
             return self.record('runtime units', False,
                                f'did not finish in {self.timeout} s')
         out = p.stdout + p.stderr
+        # The whole output stays (what a failure says comes after the
+        # line that names it).
+        with open(os.path.join(self.out, 'runtime-units.log'), 'w') as f:
+            f.write(out)
         skipped = 'SKIPPED' in out
-        lines = [l for l in out.splitlines()
-                 if 'FAILED' in l or 'Failure' in l or 'Skipped' in l or
-                 'PASSED' in l]
+        failed = [l.split(']', 1)[1].strip().split(' ')[0]
+                  for l in out.splitlines() if l.startswith('[  FAILED  ]') and
+                  '(' in l]
+        lines = out.splitlines()
+        at = next((i for i, l in enumerate(lines)
+                   if 'Failure' in l or 'exception' in l), None)
+        first = ' / '.join(l.strip() for l in lines[at:at + 5]) if at is not None else ''
+        summary = [l for l in out.splitlines() if 'PASSED' in l or 'Skipped' in l]
+        detail = '; '.join(summary[-2:]) or f'exit {p.returncode}'
+        if failed:
+            detail += f"; failed: {', '.join(failed)}; first failure: {first}"
         self.record('runtime units', p.returncode == 0 and not skipped,
-                    '; '.join(lines[-6:]) or f'exit {p.returncode}')
+                    detail)
 
     def losses(self, model, gpu):
         with open(os.path.join(self.bundle, 'ref', f'{model}.cpu.json')) as f:

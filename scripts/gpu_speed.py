@@ -101,7 +101,7 @@ def binary_run(bundle, out, name, steps, extra, env):
            'peak_bytes': s['peak_bytes']['total'], 'loss': s['losses'][-1]}
     if s.get('sync_timing'):
         # Device seconds per step: GEMMs and the slowest generated kernels.
-        steps_run = max(1, s['steps'])
+        steps_run = max(1, s.get('profiled_steps', s['steps']))
         total = s['step_time_mean_s']
         out['gemm_share'] = s['gemm']['seconds'] / steps_run / total
         out['top_kernels'] = [
