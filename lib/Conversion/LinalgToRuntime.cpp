@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/Debug.h"
 
@@ -82,6 +84,28 @@ std::optional<Transposition> gemmTransposition(linalg::LinalgOp op,
   else if (maps[1] != map(k, n))
     return std::nullopt;
   return t;
+}
+
+/// The linalg.fill that sets all of `c` to zero just before `op` (only ops
+/// without memory effects, such as constants and views, in between), or
+/// null. The GEMM then overwrites C (beta = 0) and the fill is dead: on a
+/// GPU it is a pass over C as large as the product's own write (an
+/// attention score matrix is hundreds of MB).
+linalg::FillOp zeroFillOf(Value c, Operation *op) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getDpsInits()[0] != c || !fill.hasPureBufferSemantics())
+        return {};
+      FloatAttr value;
+      if (!matchPattern(fill.getDpsInputs()[0], m_Constant(&value)) ||
+          !value.getValue().isZero())
+        return {};
+      return fill;
+    }
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
 }
 
 struct ZeroLinalgToRuntimePass
@@ -157,15 +181,19 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   pushStrides(va);
   args.push_back(vb.ptr);
   pushStrides(vb);
-  // linalg.matmul accumulates into its init: beta = 1.
+  // linalg.matmul accumulates into its init: beta = 1, or 0 where the init
+  // was just filled with zeros (the fill goes).
+  linalg::FillOp zeroFill = zeroFillOf(c, op);
   args.push_back(arith::ConstantOp::create(
-      b, loc, elementType, b.getFloatAttr(elementType, 1.0)));
+      b, loc, elementType, b.getFloatAttr(elementType, zeroFill ? 0.0 : 1.0)));
   args.push_back(vc.ptr);
   pushStrides(vc);
   func::CallOp::create(b, loc, *callee, args);
   LLVM_DEBUG(llvm::dbgs() << "lowered " << op->getName() << " to " << name
                           << "\n");
   op->erase();
+  if (zeroFill)
+    zeroFill->erase();
   return success();
 }
 

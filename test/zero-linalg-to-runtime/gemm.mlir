@@ -136,3 +136,54 @@ func.func @matmul_bf16_kept(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %c: mem
   linalg.matmul ins(%a, %f : memref<8x4xbf16>, memref<4x16xf32>) outs(%d : memref<8x16xf32>)
   return
 }
+
+// -----
+
+// A zero fill of C just before the matmul (views and constants may sit in
+// between) is dead: the GEMM overwrites C with beta = 0 (its 13th
+// argument) and the fill goes.
+// CHECK-LABEL: func.func @zero_filled
+// CHECK-NOT:     linalg.fill
+// CHECK:         arith.constant 1 : i32
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    call @zrt_gemm_batched_f32({{(%[^,]+, ){12} *}}%[[ZERO]],
+// CHECK-NOT:     linalg.fill
+// CHECK:         return
+func.func @zero_filled(%a: memref<4x8x2xf32>, %b: memref<4x2x8xf32>, %c: memref<4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x8x8xf32>)
+  %one = arith.constant 1.0 : f32
+  linalg.batch_matmul ins(%a, %b : memref<4x8x2xf32>, memref<4x2x8xf32>) outs(%c : memref<4x8x8xf32>)
+  return
+}
+
+// -----
+
+// Other fills stay, and beta (the 10th argument) stays 1: a nonzero value,
+// a fill of another buffer than C, a fill an op that touches memory
+// separates from the matmul.
+// CHECK-LABEL: func.func @fills_kept
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<8x16xf32>)
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    call @zrt_gemm_f32({{(%[^,]+, ){9} *}}%[[ONE]],
+// CHECK:         linalg.fill
+// CHECK:         %[[ONE2:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    call @zrt_gemm_f32({{(%[^,]+, ){9} *}}%[[ONE2]],
+// CHECK:         linalg.fill
+// CHECK:         memref.store
+// CHECK:         %[[ONE3:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    call @zrt_gemm_f32({{(%[^,]+, ){9} *}}%[[ONE3]],
+// CHECK:         return
+func.func @fills_kept(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32>, %d: memref<8x16xf32>) {
+  %two = arith.constant 2.0 : f32
+  linalg.fill ins(%two : f32) outs(%c : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%d : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
+  %i = arith.constant 0 : index
+  memref.store %two, %c[%i, %i] : memref<8x16xf32>
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
