@@ -2,9 +2,10 @@
 //
 // zero-fuse-elementwise: upstream's elementwise fusion of linalg.generic
 // chains on tensors, with a control function upstream's own pass does not
-// take: producers fuse only into their one user and never into a
-// contraction, and matmuls, fills and transposes stay named ops for the
-// GEMM lowering.
+// take: producers fuse into their one user, or into all of their users when
+// they are cheap to compute again and that holds no more memory, never into
+// a contraction; matmuls, fills and transposes stay named ops for the GEMM
+// lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,8 +55,50 @@ bool shouldGeneralize(linalg::LinalgOp op) {
          linalg::isElementwise(op);
 }
 
-/// Fuse the producer of `operand` into its consumer only when the consumer
-/// is the producer's one user (no recomputation) and no contraction.
+/// Operations (besides the yield, indices and constants) a producer with
+/// several users may have to be computed again in each of them.
+constexpr unsigned kMaxRecomputedOps = 4;
+
+/// Whether `producer` is cheap to compute again in each of its users and
+/// doing so holds no more memory: one result, a small body, and one input
+/// the size of its result (the others broadcast, lower in rank), so that
+/// the input its users then read lives on in place of a result as large.
+bool recomputable(linalg::GenericOp producer) {
+  if (producer.getNumResults() != 1 ||
+      producer.getNumLoops() != producer.getNumParallelLoops())
+    return false;
+  // Indices and constants cost nothing to compute again (a causal mask's
+  // comparison of two indices counts once).
+  unsigned ops = 0;
+  for (Operation &op : producer.getBody()->without_terminator())
+    if (!isa<linalg::IndexOp>(op) && !op.hasTrait<OpTrait::ConstantLike>())
+      ++ops;
+  if (ops > kMaxRecomputedOps)
+    return false;
+  unsigned rank = producer.getNumLoops(), full = 0;
+  Type result = getElementTypeOrSelf(producer.getResult(0).getType());
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    AffineMap map = producer.getMatchingIndexingMap(input);
+    if (map.getNumResults() == rank) {
+      // Not wider than the result (a rounding to bf16 stays: its f32 input
+      // would live on in place of half as many bytes).
+      Type element = getElementTypeOrSelf(input->get().getType());
+      if (!map.isPermutation() || !element.isIntOrFloat() ||
+          !result.isIntOrFloat() ||
+          element.getIntOrFloatBitWidth() > result.getIntOrFloatBitWidth())
+        return false;
+      ++full;
+    }
+  }
+  return full == 1;
+}
+
+/// Fuse the producer of `operand` into its consumer, no contraction, when
+/// the consumer is the producer's one user, or when the producer is
+/// recomputable and fuses into every one of its users, so that its result
+/// is never written (a softmax's scaled scores, read by the row maximum
+/// and the exponentials; the exponentials, read by the row sum and the
+/// division: each a pass over the score matrix saved).
 bool controlFusion(OpOperand *operand) {
   Operation *producer = operand->get().getDefiningOp();
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
@@ -64,9 +107,19 @@ bool controlFusion(OpOperand *operand) {
   if (linalg::isaContractionOpInterface(consumer) || onHost(producer) ||
       onHost(consumer))
     return false;
-  for (Operation *user : producer->getUsers())
-    if (user != consumer.getOperation())
+  if (llvm::all_of(producer->getUsers(), [&](Operation *user) {
+        return user == consumer.getOperation();
+      }))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || !recomputable(generic))
+    return false;
+  for (OpOperand &use : producer->getUses()) {
+    auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!user || linalg::isaContractionOpInterface(user) || onHost(user) ||
+        !user.isDpsInput(&use) || !linalg::areElementwiseOpsFusable(&use))
       return false;
+  }
   return true;
 }
 

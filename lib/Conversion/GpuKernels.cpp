@@ -380,6 +380,8 @@ constexpr int64_t kScalarReductionThreads = 1024;
 /// Reductions over rows with at least this many rows share each column's
 /// rows among a block's warps.
 constexpr int64_t kMinColumnBlockRows = 64;
+/// Rows each thread of a column block folds at least, where there are few.
+constexpr int64_t kColumnBlockRowsPerThread = 8;
 
 /// A parallel nest whose body is one reduction (a LayerNorm's mean, a
 /// softmax's maximum), over the buffer's contiguous dimension.
@@ -807,7 +809,12 @@ private:
     SmallVector<Dim> dims = dimsOf(c.nest);
     int64_t columns = product(columnDims), rows = product(dims);
     constexpr int64_t width = 32;
-    int64_t height = std::min<int64_t>(blockSize / width, 32);
+    // A block per 32 columns is few blocks (a bias gradient of 768 columns
+    // has 24, for a GPU of 132 multiprocessors): each takes as many threads
+    // as a block may have, 32 on each column, down to 8 when each would
+    // fold fewer than 8 rows.
+    int64_t height = std::clamp<int64_t>(rows / kColumnBlockRowsPerThread, 8,
+                                         32);
     auto shared = gpu::AddressSpaceAttr::get(
         ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
     SmallVector<Type> partialTypes;

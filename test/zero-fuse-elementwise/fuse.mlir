@@ -102,3 +102,132 @@ func.func @kept(%x: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> (tensor<4x4xf32>, t
 // GEN-COUNT-2: linalg.batch_matmul
 // GEN:         linalg.matmul
 // GEN-LABEL: func.func @optimizer
+
+// -----
+
+// A softmax: the scaled scores %s feed the row maximum and the
+// exponentials, the exponentials %x the row sum and the division. Each is
+// cheap (a few ops) and has one input the size of its result, so it is
+// computed again in every user and never written: the maximum, the sum and
+// the division each read the scores %in, and nothing else is the size of
+// them.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME:    (%[[IN:.*]]: tensor<4x8xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[IN]] : tensor<4x8xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.maximumf
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[IN]], %[[MAX]] : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK:           arith.mulf
+// CHECK:           math.exp
+// CHECK:           arith.addf
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[IN]], %[[MAX]], %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK:           arith.mulf
+// CHECK:           math.exp
+// CHECK:           arith.divf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[P]]
+func.func @softmax(%in: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %scale = arith.constant 0.125 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%in : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %y = arith.mulf %v, %scale : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %er = tensor.empty() : tensor<4xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<4x8xf32>) outs(%mi : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %m = arith.maximumf %v, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%s, %max : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%si : tensor<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %v, %acc : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %t: f32, %o: f32):
+    %y = arith.divf %v, %t : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}
+
+// -----
+
+// Producers with several users that are computed once: %r rounds to bf16
+// (its users would keep the f32 input, twice the bytes, alive instead),
+// %t reads two inputs the size of its result (both would live on in
+// place of one), %u has a body too long to repeat.
+// CHECK-LABEL: func.func @not_recomputed
+// CHECK:         %[[R:.*]] = linalg.generic
+// CHECK:           arith.truncf
+// CHECK:         %[[T:.*]] = linalg.generic
+// CHECK:           arith.addf
+// CHECK:         %[[U:.*]] = linalg.generic
+// CHECK-COUNT-5:   math.exp
+// CHECK:         linalg.generic {{.*}} ins(%[[R]], %[[T]], %[[U]] :
+// CHECK:         linalg.generic {{.*}} ins(%[[R]], %[[T]], %[[U]] :
+func.func @not_recomputed(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %eh = tensor.empty() : tensor<8xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%a : tensor<8xf32>) outs(%eh : tensor<8xbf16>) {
+  ^bb0(%v: f32, %o: bf16):
+    %y = arith.truncf %v : f32 to bf16
+    linalg.yield %y : bf16
+  } -> tensor<8xbf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%a, %b : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %w: f32, %o: f32):
+    %y = arith.addf %v, %w : f32
+    linalg.yield %y : f32
+  } -> tensor<8xf32>
+  %u = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%b : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %y1 = math.exp %v : f32
+    %y2 = math.exp %y1 : f32
+    %y3 = math.exp %y2 : f32
+    %y4 = math.exp %y3 : f32
+    %y5 = math.exp %y4 : f32
+    linalg.yield %y5 : f32
+  } -> tensor<8xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%r, %t, %u : tensor<8xbf16>, tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: bf16, %w: f32, %z: f32, %o: f32):
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.mulf %f, %w : f32
+    %y2 = arith.mulf %y, %z : f32
+    linalg.yield %y2 : f32
+  } -> tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%r, %t, %u : tensor<8xbf16>, tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: bf16, %w: f32, %z: f32, %o: f32):
+    %f = arith.extf %v : bf16 to f32
+    %y = arith.addf %f, %w : f32
+    %y2 = arith.addf %y, %z : f32
+    linalg.yield %y2 : f32
+  } -> tensor<8xf32>
+  return %x, %y : tensor<8xf32>, tensor<8xf32>
+}

@@ -166,7 +166,7 @@ func.func private @sum_of_squares(%x: memref<64x32xf32>, %s: memref<f32>) {
 // -----
 
 // A sum over 64 rows for each of 32 columns (a bias gradient): a block per
-// 32 columns, 8 threads on each (block-size 256 / 32) folding rows y, y + 8,
+// 32 columns, 8 threads on each (64 rows / 8 rows a thread) folding rows y, y + 8,
 // ... from 0.0; the partial values meet in workgroup memory and, after a
 // barrier, the first row of threads adds them to the column's place in
 // order of y.
@@ -204,6 +204,32 @@ func.func private @column_sum(%x: memref<64x32xf32>, %sum: memref<32xf32>) {
       %a = memref.load %sum[%j] : memref<32xf32>
       %s = arith.addf %a, %v : f32
       memref.store %s, %sum[%j] : memref<32xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Over 8192 rows (a batch's tokens), 32 threads on each column: 1024 a
+// block, whatever block-size, for the few blocks of a bias gradient.
+// CHECK-LABEL: func.func private @column_sum_tall
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[ROWS:.*]] = arith.constant 8192 : index
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %c24, {{.*}}) threads(%[[X:[^,]*]], %[[Y:[^,]*]], %{{[^)]*}}) in ({{.*}} = %[[C32]], {{.*}} = %[[C32]], {{.*}}) workgroup(%{{.*}} : memref<32x32xf32, #gpu.address_space<workgroup>>)
+// CHECK:             scf.for %{{.*}} = %[[Y]] to %[[ROWS]] step %[[C32]] iter_args
+func.func private @column_sum_tall(%x: memref<8192x768xf32>, %sum: memref<768xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c768 = arith.constant 768 : index
+  %c8192 = arith.constant 8192 : index
+  scf.for %i = %c0 to %c8192 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c768) step (%c1) {
+      %v = memref.load %x[%i, %j] : memref<8192x768xf32>
+      %a = memref.load %sum[%j] : memref<768xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %sum[%j] : memref<768xf32>
       scf.reduce
     }
   }

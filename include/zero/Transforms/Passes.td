@@ -157,6 +157,12 @@ def ZeroLinalgToRuntimePass
     other indexing maps are left alone; the loop lowering handles them.
     Upstream has no linalg-to-BLAS lowering.
 
+    linalg's matmuls accumulate into their init, so beta is 1, except where
+    a `linalg.fill` with zero of the very same buffer comes just before the
+    matmul (nothing but ops without memory effects in between): then the
+    GEMM overwrites C (beta = 0) and the fill is erased, saving a pass over
+    C (on a GPU, the largest elementwise kernel of attention's scores).
+
     Before:
     ```mlir
     linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>)
@@ -789,11 +795,13 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
         token id). Places that do not move are loaded once, carried
         through the loops in a register and stored once. Where they do
         not move and there are 64 rows or more (a bias gradient over a
-        batch's tokens), a block takes 32 columns with `block-size / 32`
-        threads on each (32 at most): each folds every so manyth row into
-        a partial value, the partial values meet in workgroup memory, and
-        after a barrier one thread per column adds them to its place in a
-        fixed order.
+        batch's tokens) and `block-size` is 64 or more, a block takes 32
+        columns with 32 threads on each (fewer where each would fold fewer
+        than 8 rows, 8 at least; a block per 32 columns is few blocks, so
+        each has as many threads as it may, whatever `block-size`): each
+        folds every so manyth row into a partial value, the partial values
+        meet in workgroup memory, and after a barrier one thread per column
+        adds them to its place in a fixed order.
       Block reductions add in a tree, not in the CPU's order; the order
       depends only on the block size, so runs repeat bit for bit.
     - Any other nest (an `scf.for` at the top that is not one of those: a
@@ -1053,8 +1061,17 @@ def ZeroFuseElementwisePass
     This pass generalizes the named elementwise, broadcast, map and reduce
     ops and runs upstream's elementwise fusion
     (`populateElementwiseOpsFusionPatterns`) with a control function:
-    a producer is fused into its consumer only if the consumer is its one
-    user (nothing is computed twice) and the consumer is not a contraction;
+    a producer is fused into a consumer that is not a contraction when the
+    consumer is its one user, or when the producer is cheap to compute again
+    in every one of its users and fuses into all of them, so that its
+    result is never written: one result, all loops parallel, at most four
+    ops besides indices and constants, and exactly one input the size of
+    the result, no wider in its element type (the others broadcast). Then
+    the input its users read instead lives on in place of a result as
+    large, so no step holds more memory, and each user saves a pass over
+    the result (a softmax's scaled scores, read by the row maximum and the
+    exponentials, and its exponentials, read by the row sum and the
+    division: three passes over an attention score matrix fewer);
     `linalg.matmul`, `linalg.batch_matmul`, `linalg.fill` and
     `linalg.transpose` stay named ops, so the GEMM lowering still finds every
     matmul and zero-fold-transposes every transposed operand. (Upstream's
