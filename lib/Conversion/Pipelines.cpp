@@ -120,6 +120,12 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
     ZeroGpuKernelsPassOptions kernels;
     kernels.blockSize = opts.gpuBlockSize;
     pm.addPass(createZeroGpuKernelsPass(kernels));
+    // Sizes and strides into the kernels as constants: the grid mapping
+    // computes them outside the launch, and a kernel that receives them
+    // as arguments divides by a variable (a 64-bit division per element
+    // and dimension) where a constant divisor becomes a multiply.
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createGpuLaunchSinkIndexComputationsPass());
     pm.addPass(createGpuKernelOutliningPass());
     pm.addPass(createZeroGpuLaunchStreamsPass());
   }

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 // C99Check.c: calls made from C, where a category may be any int.
@@ -27,12 +28,17 @@ void zrt_c99_set_generated_category(int category);
 
 namespace zero::runtime::test {
 
-struct FatalError {
+/// What the fatal handler throws in tests: a std::exception, so that a
+/// fatal error no test expected is reported with its message ("C++
+/// exception with description ...") rather than as an unknown exception.
+struct FatalError : std::runtime_error {
+  explicit FatalError(const std::string &message)
+      : std::runtime_error(message), message(message) {}
   std::string message;
 };
 
 [[noreturn]] inline void throwingFatalHandler(const char *message) {
-  throw FatalError{message};
+  throw FatalError(message);
 }
 
 /// The message `fn` passed to the fatal handler, or "<no fatal error>".
