@@ -7,8 +7,10 @@ For GPT-2 XL's width (d_model 1600, 25 heads, sequence 1024, vocabulary
 50257; --d-model, --heads, --seq and --vocab change it) at --batch, each --dtype, and the optimizer on the device or on the
 host (zero-offload optimizer=host), it predicts the step's peak device bytes
 with zero-memory-report target=cuda on the pipeline zero-compile --target
-cuda runs (zero-partition stage 0 on one rank, zero-schedule, zero-offload,
-zero-bufferize-step), and finds the most layers whose peak fits --device-gib.
+cuda runs on one rank (without offload: the contract's forward_backward and
+optimizer as they are, the larger of their peaks; with it: zero-partition
+stage 0, zero-schedule, zero-offload; then zero-bufferize-step), and finds
+the most layers whose peak fits --device-gib.
 Every layer is the same, so the peak is affine in the layer count: the script
 measures it at two depths, solves for the depth, and then predicts that depth
 and the next one to confirm that the first fits and the second does not.
@@ -50,14 +52,20 @@ def _predict(bin_dir, tmp, layers, batch, dtype, host):
              '--seq', str(SHAPE['seq']), '--batch', str(batch),
              '--vocab', str(SHAPE['vocab']), '--dtype', dtype, '-o', module], 'zero-gen')
     report = os.path.join(tmp, 'report.json')
-    passes = ['--zero-partition=stage=0 world-size=1', '--zero-schedule=target=cuda']
+    # What zero-compile --target cuda runs on one rank: without offload the
+    # contract functions as they are (forward_backward, then optimizer);
+    # with it zero-partition stage 0, zero-schedule and zero-offload (one
+    # train_step).
+    passes = []
     if host:
-        passes.append('--zero-offload=optimizer=host')
+        passes = ['--zero-partition=stage=0 world-size=1', '--zero-schedule=target=cuda',
+                  '--zero-offload=optimizer=host']
     run([os.path.join(bin_dir, 'zero-opt'), module, *passes, '--zero-bufferize-step',
          f'--zero-memory-report=output={report} target=cuda', '-o', os.devnull],
         'zero-opt')
-    r = json.load(open(report))[0]
-    return r['predicted_peak_bytes'], r.get('host_peak_bytes', 0)
+    functions = json.load(open(report))
+    return (max(r['predicted_peak_bytes'] for r in functions),
+            max(r.get('host_peak_bytes', 0) for r in functions))
 
 
 SHAPE = {}

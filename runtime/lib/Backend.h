@@ -155,6 +155,15 @@ public:
   /// to this backend's. A backend of host memory is its own.
   virtual Backend &hostMemory() { return *this; }
 
+  /// The memory this backend's device has free and in all, as its driver
+  /// reports them, for an out-of-memory error to say; false where there is
+  /// no such figure (host memory).
+  virtual bool deviceMemoryInfo(std::size_t &free, std::size_t &total) {
+    (void)free;
+    (void)total;
+    return false;
+  }
+
   /// Starts copying `bytes` bytes from `src` to `dst` (blocks of this
   /// backend or of hostMemory(), in either direction) after the work
   /// queued before it; returns a handle (>= 0) for copyWait. The default

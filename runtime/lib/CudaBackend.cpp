@@ -291,6 +291,11 @@ public:
 
   Backend &hostMemory() override { return host; }
 
+  bool deviceMemoryInfo(std::size_t &free, std::size_t &total) override {
+    return makeCurrentNoThrow() &&
+           cu.cuMemGetInfo_(&free, &total) == CUDA_SUCCESS;
+  }
+
   /// Page-locked host memory for PinnedHost.
   void *allocateHost(std::size_t bytes) {
     makeCurrent();

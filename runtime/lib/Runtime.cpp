@@ -288,8 +288,7 @@ public:
       if (!reused)
         block = allocateFresh(owner, capacity, alignment, zeroed);
     } catch (const std::bad_alloc &) {
-      throw Error(format("cannot allocate %zu bytes for %s: out of memory",
-                         bytes, categoryName(category)));
+      throw Error(outOfMemory(owner, space, bytes, category));
     }
     if (reused && zeroed) {
       try {
@@ -324,8 +323,33 @@ public:
       }
     }
     discard(owner, block, capacity, reused);
-    throw Error(format("cannot allocate %zu bytes for %s: out of memory",
-                       bytes, categoryName(category)));
+    throw Error(outOfMemory(owner, space, bytes, category));
+  }
+
+  /// "cannot allocate ...: out of memory", with what the runtime holds in
+  /// that space (live and cached, which were returned before the last try)
+  /// and what the device's driver has free: a step predicted to fit that
+  /// does not shows by how much, and whether the driver's granularity or
+  /// another process took the rest.
+  std::string outOfMemory(Backend &owner, int space, std::size_t bytes,
+                          int category) {
+    uint64_t live, reserved;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      live = counts[space].currentTotal;
+      reserved = reservedBytes;
+    }
+    std::string message =
+        format("cannot allocate %zu bytes for %s: out of memory (%.3f GiB "
+               "live in the runtime's %s blocks, %.3f GiB held in all",
+               bytes, categoryName(category), live / 1073741824.0,
+               space == ZRT_SPACE_HOST ? "host" : "device",
+               reserved / 1073741824.0);
+    std::size_t free = 0, total = 0;
+    if (space != ZRT_SPACE_HOST && owner.deviceMemoryInfo(free, total))
+      message += format("; the device has %.3f GiB free of %.3f GiB",
+                        free / 1073741824.0, total / 1073741824.0);
+    return message + ")";
   }
 
   /// Uncounts a live block and keeps it in the cache (or, if the cache

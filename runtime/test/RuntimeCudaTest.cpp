@@ -263,8 +263,9 @@ TEST_F(RuntimeCuda, BatchedGemmWithABroadcastOperand) {
   std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
   float *da = device(af), *db = device(bf);
   float *dc = device(std::vector<float>(size_t(batch * m * n), 99.0f));
-  zrt_gemm_batched_f32(0, 0, batch, m, n, k, da, k, m * k, db, n, 0, 0.0f, dc,
-                       n, m * n);
+  // Each operand: pointer, batch stride, leading dimension.
+  zrt_gemm_batched_f32(0, 0, batch, m, n, k, da, m * k, k, db, 0, n, 0.0f, dc,
+                       m * n, n);
   EXPECT_EQ(host(dc, want.size()), std::vector<float>(want.begin(), want.end()));
   zrt_free(da);
   zrt_free(db);
