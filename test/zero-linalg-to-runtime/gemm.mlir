@@ -187,3 +187,19 @@ func.func @fills_kept(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16
   linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>)
   return
 }
+
+// -----
+
+// A fill of C that A reads (a view of the same buffer) stays: the GEMM
+// must see its zeros.
+// CHECK-LABEL: func.func @fill_read_by_a
+// CHECK:         linalg.fill
+// CHECK:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    call @zrt_gemm_f32({{(%[^,]+, ){9} *}}%[[ONE]],
+func.func @fill_read_by_a(%b: memref<8x8xf32>, %c: memref<8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %v = memref.subview %c[0, 0] [8, 8] [1, 1] : memref<8x8xf32> to memref<8x8xf32, strided<[8, 1]>>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x8xf32>)
+  linalg.matmul ins(%v, %b : memref<8x8xf32, strided<[8, 1]>>, memref<8x8xf32>) outs(%c : memref<8x8xf32>)
+  return
+}
