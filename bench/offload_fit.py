@@ -6,11 +6,16 @@ against the largest without, predicted by zero-memory-report").
 For GPT-2 XL's width (d_model 1600, 25 heads, sequence 1024, vocabulary
 50257; --d-model, --heads, --seq and --vocab change it) at --batch, each --dtype, and the optimizer on the device or on the
 host (zero-offload optimizer=host), it predicts the step's peak device bytes
-with zero-memory-report target=cuda on the pipeline zero-compile --target
-cuda runs on one rank (without offload: the contract's forward_backward and
-optimizer as they are, the larger of their peaks; with it: zero-partition
-stage 0, zero-schedule, zero-offload; then zero-bufferize-step), and finds
-the most layers whose peak fits --device-gib.
+with zero-memory-report target=cuda on the pipeline `zero-compile --target
+cuda --stage 0` runs on one rank (zero-partition stage 0, zero-schedule,
+zero-offload, zero-bufferize-step: one train_step, in which a gradient
+takes memory when the backward pass makes it, as the activations go), and
+finds the most layers whose peak fits --device-gib. Without --stage a
+one-rank binary runs the contract's forward_backward and optimizer as they
+are: forward_backward writes every gradient into a buffer the driver holds
+for the whole call, and the driver holds the optimizer states across it,
+so that binary needs forward_backward's reported peak plus the optimizer
+states (at 142 layers 94.5 GiB, not 78).
 Every layer is the same, so the peak is affine in the layer count: the script
 measures it at two depths, solves for the depth, and then predicts that depth
 and the next one to confirm that the first fits and the second does not.
@@ -52,20 +57,14 @@ def _predict(bin_dir, tmp, layers, batch, dtype, host):
              '--seq', str(SHAPE['seq']), '--batch', str(batch),
              '--vocab', str(SHAPE['vocab']), '--dtype', dtype, '-o', module], 'zero-gen')
     report = os.path.join(tmp, 'report.json')
-    # What zero-compile --target cuda runs on one rank: without offload the
-    # contract functions as they are (forward_backward, then optimizer);
-    # with it zero-partition stage 0, zero-schedule and zero-offload (one
-    # train_step).
-    passes = []
+    passes = ['--zero-partition=stage=0 world-size=1', '--zero-schedule=target=cuda']
     if host:
-        passes = ['--zero-partition=stage=0 world-size=1', '--zero-schedule=target=cuda',
-                  '--zero-offload=optimizer=host']
+        passes.append('--zero-offload=optimizer=host')
     run([os.path.join(bin_dir, 'zero-opt'), module, *passes, '--zero-bufferize-step',
          f'--zero-memory-report=output={report} target=cuda', '-o', os.devnull],
         'zero-opt')
-    functions = json.load(open(report))
-    return (max(r['predicted_peak_bytes'] for r in functions),
-            max(r.get('host_peak_bytes', 0) for r in functions))
+    r = json.load(open(report))[0]
+    return r['predicted_peak_bytes'], r.get('host_peak_bytes', 0)
 
 
 SHAPE = {}
