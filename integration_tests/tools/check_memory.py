@@ -72,6 +72,13 @@ def combined(reports):
     report['predicted_peak_bytes'] = sum(by_category.values())
     report['largest_tensor_bytes'] = max(r['largest_tensor_bytes'] for r in reports)
     report['nvme_bytes_by_category'] = {}
+    # zero-memory-report's own figure for the run (run_peak_bytes) is this
+    # sum too.
+    for r in reports:
+        if r.get('run_peak_bytes', report['predicted_peak_bytes']) != report['predicted_peak_bytes']:
+            sys.exit(f"check_memory.py: the report's run_peak_bytes "
+                     f"{r['run_peak_bytes']} ({r['function']}) is not the sum "
+                     f"of its categories' peaks, {report['predicted_peak_bytes']}")
     return report
 
 

@@ -1618,7 +1618,14 @@ def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
       peak of each runtime category (params, grads, optimizer_states,
       activations, comm) by the same simulation: an allocation counts to
       its `zero.category` (activations without one), the runtime's
-      collective scratch to comm.
+      collective scratch to comm;
+    - the run's peak (`run_peak_bytes`): what a device needs to run the
+      step as the driver does. A partitioned step is one function, whose
+      peak it is. An unpartitioned one is the contract's forward_backward
+      and optimizer, and the driver holds every model state across both
+      calls (forward_backward's own peak leaves out the optimizer states
+      it never takes): each category's largest peak or model-state bytes,
+      summed. The stats JSON's measured total equals it.
 
     The report is a remark on each function, or JSON written to `output`.
 
