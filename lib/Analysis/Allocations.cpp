@@ -9,16 +9,16 @@
 
 using namespace mlir;
 
-Operation *zero::getAllocation(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (isa<memref::AllocOp, memref::AllocaOp>(def))
-      return def;
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return nullptr;
+Value zero::getViewedBuffer(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
     memref = view.getViewSource();
-  }
-  return nullptr;
+  return memref;
+}
+
+Operation *zero::getAllocation(Value memref) {
+  Operation *def = getViewedBuffer(memref).getDefiningOp();
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(def) ? def
+                                                                 : nullptr;
 }
 
 StringRef zero::getAllocationCategory(Operation *alloc) {

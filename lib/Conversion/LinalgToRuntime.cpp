@@ -13,6 +13,7 @@
 #include "zero/Transforms/Passes.h"
 
 #include "RuntimeCalls.h"
+#include "zero/Analysis/Allocations.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,7 +23,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/Debug.h"
 
@@ -92,18 +92,11 @@ std::optional<Transposition> gemmTransposition(linalg::LinalgOp op,
 /// null. The GEMM then overwrites C (beta = 0) and the fill is dead: on a
 /// GPU it is a pass over C as large as the product's own write (an
 /// attention score matrix is hundreds of MB).
-/// The buffer `v` is a view of (through view-like ops), or `v` itself.
-Value rootBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 linalg::FillOp zeroFillOf(Value c, Operation *op) {
   // A GEMM that reads C's buffer (its A or B a view of it) must see the
   // zeros: the fill stays.
   for (Value input : cast<linalg::LinalgOp>(op).getDpsInputs())
-    if (rootBuffer(input) == rootBuffer(c))
+    if (zero::getViewedBuffer(input) == zero::getViewedBuffer(c))
       return {};
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {

@@ -16,6 +16,11 @@
 
 namespace mlir::zero {
 
+/// The value whose buffer `memref` views: `memref` followed through
+/// view-like ops (subview, reshapes, casts) to the first value that is no
+/// view (an allocation's result, a function argument, ...).
+Value getViewedBuffer(Value memref);
+
 /// The memref.alloc or memref.alloca whose buffer `memref` views, through
 /// view-like ops (subview, reshapes, casts); null if it comes from anything
 /// else (a function argument, a call result, a loop-carried value).
