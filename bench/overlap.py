@@ -9,12 +9,25 @@ thread each:
   T_sched  the scheduled step (zero-schedule, the default) on the same link
   exposed  (T_sched - T_free) / (T_sync - T_free): the share of the link's
            time the step still waits for (0: all hidden, 1: none)
-After the link is calibrated, the three (and the budgeted step below) run
-in rounds, one run of each per round, --repeats rounds: the times printed
-are medians over rounds, and the exposed share is the median over rounds
-of each round's own (T_sched - T_free) / (T_sync - T_free), with its
-range. This VM's step time drifts by tens of percent over minutes; runs of
-one configuration after another would fold that drift into the share.
+Every measured run alternates the link (zero-run --sim-link-alternate): the
+link is off in the odd steps and on in the even ones, so each step on the
+link has a free step of the same binary just before it, in the same
+process. The link's cost to a step is the median over those pairs of (step
+on the link - the free step before it); the first pair is warm-up and is
+dropped, and so is a pair whose free step is more than --keep-within (10%)
+off the median free step of its configuration: this VM computes 30-40%
+slower for seconds at a time, which makes communication less than compute
+and hides more of it than the calibrated configuration would. This VM's step time drifts by tens of percent over minutes, and
+within a run too: taking T_free from other runs than T_sync and T_sched
+folded that drift into the exposed share (0.12 to 0.49 over four runs of
+the same binaries; docs/results.md). The exposed share is the scheduled
+step's link cost over the blocking step's, each against its own free
+steps; the scheduled step's own free time next to the blocking one's is
+printed too (what scheduling costs the compute: a communication thread
+beside each rank's compute on 2 cores), with the share taken against the
+blocking step's free time. The runs go in rounds, blocking, scheduled (and
+budgeted) once each per round, --repeats rounds; times and shares are
+medians over the rounds, with the shares' ranges.
 The link's bandwidth is chosen so that the synchronous communication time
 (bytes per step / bandwidth + latency per collective: what the link takes
 to move them) equals T_free, then corrected (at most twice) until the
@@ -23,12 +36,12 @@ is given; the ratio is printed. The cost model of zero-schedule is told the same
 (zero-run takes --sim-link as the model's link), and its predicted step time
 (zero-opt --zero-schedule remarks=true) is printed next to the measured one.
 
-The cost model's compute rates are fitted to this machine from the T_free
-run (unless --compute-model default): the GEMM rate is the run's own (its
-stats' GEMM FLOPs over GEMM seconds), and the rates of the other ops
-(vector GFLOP/s and memory GB/s) are the defaults scaled by one factor, so
-that the model's compute time outside GEMMs equals the measured one (mean
-step minus GEMM seconds minus waits). The scheduled runs (zero-run
+The cost model's compute rates are fitted to this machine from a run
+without the link (unless --compute-model default): the GEMM rate is the
+run's own (its stats' GEMM FLOPs over GEMM seconds), and the rates of the
+other ops (vector GFLOP/s and memory GB/s) are the defaults scaled by one
+factor, so that the model's compute time outside GEMMs equals the measured
+one (mean step minus GEMM seconds minus waits). The scheduled runs (zero-run
 --compute-model) and the predictions use the fitted rates; they are
 printed.
 
@@ -43,7 +56,7 @@ writes zero-run --trace there, with the predicted timeline; with --page,
 bench/trace_page.py draws them on an HTML page (and a PNG beside it, with
 headless Chromium). Prints figures; asserts nothing.
 
-  python3 bench/overlap.py [--build build] [--steps 6] [--trace-dir DIR]
+  python3 bench/overlap.py [--build build] [--steps 16] [--trace-dir DIR]
                            [--page docs/images/overlap.html]
 """
 
@@ -67,11 +80,18 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--build', default='build')
     ap.add_argument('--ranks', type=int, default=2)
-    ap.add_argument('--steps', type=int, default=6)
+    ap.add_argument('--steps', type=int, default=16,
+                    help='steps per run, even and at least 4: the link is off '
+                    'and on by turns, and the first pair is warm-up')
     ap.add_argument('--repeats', type=int, default=3,
-                    help='runs per configuration; the median is reported')
+                    help='rounds (runs per configuration); medians are reported')
     ap.add_argument('--stages', default='2,3')
     benchlib.add_gpt_options(ap, batch=2)
+    ap.add_argument('--keep-within', type=float, default=0.10,
+                    help='count a pair of steps when its free step is within '
+                    'this fraction of the median free step of its '
+                    "configuration's runs (default 0.10; this VM computes "
+                    '30-40%% slower for seconds at a time)')
     ap.add_argument('--gbps', type=float, help='link bandwidth (default: '
                     'chosen so that communication time equals T_free)')
     ap.add_argument('--latency-us', type=float, default=20.0)
@@ -87,6 +107,9 @@ def main():
                     'HTML page and render OUT.png beside it')
     ap.add_argument('--json', help='also write the figures here')
     args = ap.parse_args()
+    if args.steps < 4 or args.steps % 2:
+        benchlib.fail(f"--steps must be even and at least 4 (warm-up pair and "
+                      f"one measured pair), got {args.steps}")
     # zero-schedule's built-in compute rates (Passes.td).
     defaults = {'gemm': 100.0, 'vector': 16.0, 'memory': 20.0}
     given = None  # rates to use as they are ('fit': None)
@@ -132,27 +155,84 @@ def main():
             runs = [once(stage, extra) for _ in range(args.repeats)]
             return statistics.median(s['step_time_s'] for s in runs), runs[-1]
 
+        def pairs_of(stats):
+            """(free step, step on the link just after it) pairs of an
+            alternating run, the first (warm-up) dropped."""
+            times, on = stats['step_times_s'], stats['sim_link_steps']
+            return [(times[i - 1], times[i]) for i in range(1, len(times))
+                    if on[i] and not on[i - 1]][1:]
+
+        def summarize(pairs):
+            """Medians of the free steps, the steps on the link and the
+            link's cost (each step on the link minus the free step before
+            it); None without pairs."""
+            if not pairs:
+                return None
+            return dict(free=statistics.median(f for f, _ in pairs),
+                        link=statistics.median(t for _, t in pairs),
+                        cost=statistics.median(t - f for f, t in pairs),
+                        pairs=len(pairs))
+
+        def alternating(stage, extra):
+            """One run with the link on in every second step: its stats and
+            its pairs' summary."""
+            stats = once(stage, ['--sim-link-alternate', *extra])
+            summary = summarize(pairs_of(stats))
+            if summary is None:
+                benchlib.fail('a run gave no measured pair of steps')
+            return stats, summary
+
         def rounds(stage, configs):
             """Runs every configuration once per round, --repeats rounds, so
-            that the machine's drift (this VM's step time moves by tens of
-            percent over minutes) falls on all of them alike: per
-            configuration the step times of the rounds and the last stats."""
+            that the machine's drift falls on all of them alike. This VM
+            also switches, for seconds at a time and within runs, to a mode
+            where every step computes 30-40% slower (the link, a model,
+            does not change): there communication is less than compute and
+            less of it shows, which is not the configuration the link was
+            calibrated for. So a pair counts only if its free step is within
+            --keep-within (10%) of the median free step of the
+            configuration's runs (scheduling changes a step's compute a
+            little: a communication thread beside it, more memory held, no
+            blocking MPI calls). Per configuration:
+            each round's summary of its counted pairs (None if none), all
+            step times, the pairs counted and in all, and the last stats."""
             times = {name: [] for name in configs}
+            pairs = {name: [] for name in configs}
             last = {}
             for _ in range(args.repeats):
                 for name, extra in configs.items():
-                    last[name] = once(stage, extra)
-                    times[name].append(last[name]['step_time_s'])
-            return times, last
+                    last[name], _ = alternating(stage, extra)
+                    times[name].append(last[name]['step_times_s'])
+                    pairs[name].append(pairs_of(last[name]))
+            figures, counted = {}, {}
+            for name in configs:
+                reference = statistics.median(f for run in pairs[name] for f, _ in run)
+                kept = [[(f, t) for f, t in run
+                         if abs(f / reference - 1) <= args.keep_within]
+                        for run in pairs[name]]
+                figures[name] = [summarize(run) for run in kept]
+                counted[name] = (sum(map(len, kept)), sum(map(len, pairs[name])))
+            return figures, times, counted, last
 
-        def paired_exposed(times, name):
-            """Median and range over rounds of (T - T_free) / (T_sync - T_free),
-            each round's three runs taken together."""
-            values = [(t - f) / (s - f) for t, f, s in
-                      zip(times[name], times['free'], times['sync']) if s > f]
-            if not values:
-                return float('nan'), float('nan'), float('nan')
-            return statistics.median(values), min(values), max(values)
+        def shares(figures, name):
+            """Per round with counted pairs: the configuration's link cost
+            over the blocking step's (each against its own free steps), and
+            its step on the link against the blocking step's free time; the
+            medians and ranges of both."""
+            both = [(f, s) for f, s in zip(figures[name], figures['sync'])
+                    if f and s and s['cost'] > 0]
+            paired = [f['cost'] / s['cost'] for f, s in both]
+            crossed = [(f['link'] - s['free']) / s['cost'] for f, s in both]
+
+            def summary(values):
+                if not values:
+                    return float('nan'), float('nan'), float('nan')
+                return statistics.median(values), min(values), max(values)
+            return summary(paired), summary(crossed)
+
+        def median_of(figures, name, key):
+            values = [f[key] for f in figures[name] if f]
+            return statistics.median(values) if values else float('nan')
 
         def predicted_peak(stage, schedule):
             path = os.path.join(tmp, 'report.json')
@@ -161,7 +241,7 @@ def main():
                 passes.append('--zero-schedule=' + schedule)
             run([os.path.join(bin_dir, 'zero-opt'), module, *passes,
                  '--zero-bufferize-step', f'--zero-memory-report=output={path}',
-                 '-o', os.devnull])
+                 '-mlir-print-op-on-diagnostic=0', '-o', os.devnull])
             with open(path) as f:
                 return json.load(f)[0]['predicted_peak_bytes']
 
@@ -225,46 +305,52 @@ def main():
                 budget = t_free - calls * args.latency_us * 1e-6
                 gbps = sent / max(budget, 0.2 * t_free) / 1e9
             link = f'bw={gbps:.6g},latency={args.latency_us:g}'
-            t_sync, sync_stats = step(stage, ['--sim-link', link, '--no-schedule'])
+            sync_opts = ['--sim-link', link, '--no-schedule']
+            _, f = alternating(stage, sync_opts)
             # The goal is stated for communication no more than compute:
             # when the measured ratio (T_sync - T_free) / T_free is off 1 by
             # more than 3% (each collective costs a little more or less
             # than the model), the link is corrected by the measured excess
             # and the blocking step measured again.
             for _ in range(2 if args.gbps is None else 0):
-                comm = t_sync - t_free
-                if abs(comm / t_free - 1) <= 0.03:
+                if abs(f['cost'] / f['free'] - 1) <= 0.03:
                     break
                 modelled = sent / (gbps * 1e9) + calls * args.latency_us * 1e-6
-                budget = t_free - (comm - modelled) - calls * args.latency_us * 1e-6
-                gbps = sent / max(budget, 0.2 * t_free) / 1e9
+                budget = (f['free'] - (f['cost'] - modelled)
+                          - calls * args.latency_us * 1e-6)
+                gbps = sent / max(budget, 0.2 * f['free']) / 1e9
                 link = f'bw={gbps:.6g},latency={args.latency_us:g}'
-                t_sync, sync_stats = step(stage, ['--sim-link', link, '--no-schedule'])
+                sync_opts = ['--sim-link', link, '--no-schedule']
+                _, f = alternating(stage, sync_opts)
             model = (f'link-gbps={gbps:.6g} link-latency-us={args.latency_us:g} '
                      f'{compute_opts}')
             peak_pred_sync = predicted_peak(stage, None)
             peak_pred_sched = predicted_peak(stage, model)
             budget = (peak_pred_sync + peak_pred_sched) // 2
-            # The figures: free, blocking, scheduled (and budgeted) runs in
-            # rounds on the calibrated link.
-            configs = {'free': [],
-                       'sync': ['--sim-link', link, '--no-schedule'],
+            # The figures: blocking, scheduled (and budgeted) runs in rounds
+            # on the calibrated link, each alternating it.
+            configs = {'sync': sync_opts,
                        'sched': ['--sim-link', link, '--compute-model', compute]}
             if peak_pred_sched > peak_pred_sync:
                 configs['budget'] = ['--sim-link', link, '--compute-model',
                                      compute, '--memory-budget', str(budget)]
-            times, last = rounds(stage, configs)
-            t_free, t_sync, t_sched = (statistics.median(times[k])
-                                       for k in ('free', 'sync', 'sched'))
+            figures, times, counted, last = rounds(stage, configs)
+            t_free = median_of(figures, 'sync', 'free')
+            t_free_sched = median_of(figures, 'sched', 'free')
+            t_sync = median_of(figures, 'sync', 'link')
+            t_sched = median_of(figures, 'sched', 'link')
+            cost_sync = median_of(figures, 'sync', 'cost')
+            cost_sched = median_of(figures, 'sched', 'cost')
             sync_stats, sched_stats = last['sync'], last['sched']
-            exposed, exposed_lo, exposed_hi = paired_exposed(times, 'sched')
+            (exposed, exposed_lo, exposed_hi), crossed = shares(figures, 'sched')
             budget_row = {}
             if 'budget' in configs:
                 budget_stats = last['budget']
-                e, lo, hi = paired_exposed(times, 'budget')
+                (e, lo, hi), (ce, clo, chi) = shares(figures, 'budget')
                 budget_row = dict(
-                    budget=budget, t_budget=statistics.median(times['budget']),
+                    budget=budget, t_budget=median_of(figures, 'budget', 'link'),
                     exposed_budget=e, exposed_budget_range=[lo, hi],
+                    exposed_budget_vs_blocking_free=ce,
                     peak_budget=budget_stats['peak_bytes_max_over_ranks']['total'],
                     predicted_peak_budget=predicted_peak(
                         stage, f'{model} memory-budget={budget}'))
@@ -274,14 +360,25 @@ def main():
             if args.timeline_dir:
                 os.makedirs(args.timeline_dir, exist_ok=True)
             pred_sync, pred_sched = predicted(stage, f'{model} timeline={timeline}')
+            # The model's own free step: its compute alone.
+            pred_free = predicted(stage, f'{compute_opts} link-gbps=1e9 '
+                                  'link-latency-us=0')[0]
+            pred_exposed = ((pred_sched - pred_free) / (pred_sync - pred_free)
+                            if pred_sync > pred_free else float('nan'))
             row = dict(stage=stage, link_gbps=gbps, latency_us=args.latency_us,
                        compute_model=rates,
-                       comm_over_compute=(t_sync - t_free) / t_free,
+                       comm_over_compute=cost_sync / t_free,
                        bytes_per_step=sent, collectives_per_step=calls,
-                       t_free=t_free, t_sync=t_sync, t_sched=t_sched,
+                       t_free=t_free, t_free_sched=t_free_sched,
+                       t_sync=t_sync, t_sched=t_sched,
+                       link_cost_sync=cost_sync, link_cost_sched=cost_sched,
                        exposed=exposed, exposed_range=[exposed_lo, exposed_hi],
-                       step_times=times, predicted_sync=pred_sync,
-                       predicted_sched=pred_sched,
+                       exposed_vs_blocking_free=crossed[0],
+                       exposed_vs_blocking_free_range=[crossed[1], crossed[2]],
+                       rounds=figures, step_times=times, pairs_counted=counted,
+                       predicted_sync=pred_sync,
+                       predicted_sched=pred_sched, predicted_free=pred_free,
+                       predicted_exposed=pred_exposed,
                        wait_s_sched=sched_stats['wait_seconds_per_step'],
                        wait_s_sync=sync_stats['wait_seconds_per_step'],
                        peak_sched=sched_stats['peak_bytes_max_over_ranks']['total'],
@@ -292,15 +389,24 @@ def main():
             print(f"stage {stage}: link {gbps:.3g} GB/s + {args.latency_us:g} us, "
                   f"{sent / 1e6:.2f} MB in {calls} collectives per step, "
                   f"communication / compute = (T_sync - T_free) / T_free = "
-                  f"{(t_sync - t_free) / t_free:.2f}")
+                  f"{cost_sync / t_free:.2f}")
             print(f"  cost model's compute ({args.compute_model}): GEMMs "
                   f"{rates['gemm']:.1f} GFLOP/s, other ops {rates['vector']:.1f} "
                   f"GFLOP/s + {rates['memory']:.1f} GB/s")
-            print(f"  T_free {t_free * 1e3:8.1f} ms   T_sync {t_sync * 1e3:8.1f} ms   "
-                  f"T_sched {t_sched * 1e3:8.1f} ms   exposed {exposed:.3f} "
-                  f"(rounds {exposed_lo:.3f} to {exposed_hi:.3f})")
+            print(f"  blocking:  T_free {t_free * 1e3:8.1f} ms   T_sync  "
+                  f"{t_sync * 1e3:8.1f} ms   the link adds {cost_sync * 1e3:7.1f} ms")
+            print(f"  scheduled: T_free {t_free_sched * 1e3:8.1f} ms   T_sched "
+                  f"{t_sched * 1e3:8.1f} ms   the link adds {cost_sched * 1e3:7.1f} ms")
+            print(f"  pairs of steps counted (free step within "
+                  f"{args.keep_within * 100:g}% of the median): " + ', '.join(
+                      f"{name} {k} of {n}" for name, (k, n) in counted.items()))
+            print(f"  exposed {exposed:.3f} (rounds {exposed_lo:.3f} to "
+                  f"{exposed_hi:.3f}); against the blocking step's T_free "
+                  f"{crossed[0]:.3f} (rounds {crossed[1]:.3f} to {crossed[2]:.3f})")
             print(f"  predicted: sync {pred_sync * 1e3:8.1f} ms ({(pred_sync / t_sync - 1) * 100:+.0f}%)   "
-                  f"sched {pred_sched * 1e3:8.1f} ms ({(pred_sched / t_sched - 1) * 100:+.0f}%)")
+                  f"sched {pred_sched * 1e3:8.1f} ms ({(pred_sched / t_sched - 1) * 100:+.0f}%)   "
+                  f"free {pred_free * 1e3:8.1f} ms ({(pred_free / t_free - 1) * 100:+.0f}%)   "
+                  f"exposed {pred_exposed:.3f}")
             print(f"  peak bytes per rank (measured / predicted): sync {row['peak_sync']} / "
                   f"{peak_pred_sync}, sched {row['peak_sched']} / {peak_pred_sched}")
             if budget_row:

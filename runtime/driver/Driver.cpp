@@ -58,6 +58,7 @@ struct Options {
   double commTimeout = 600;
   std::string simLink;
   double linkGbps = 0, linkLatencyUs = 0;
+  bool simLinkAlternate = false;
   std::string offload;
   std::string progress = "auto";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
@@ -142,6 +143,12 @@ constexpr const char *kUsage = R"(Training:
                          measuring overlap where ranks share one machine's
                          memory, not a measurement of one (runtime.h,
                          zrt_set_sim_link)
+  --sim-link-alternate   with --sim-link: the link is on in every second step
+                         of the run (the 2nd, 4th, ...) and off in the
+                         others, so that each step with it has a step without
+                         it just before, run by the same process on the same
+                         machine state; the stats JSON's "step_times_s" and
+                         "sim_link_steps" pair them (bench/overlap.py)
   --progress MODE        auto (a bar on a terminal, lines otherwise), bar,
                          lines or none
   --offload optimizer=nvme,params=nvme,nvme-dir=DIR
@@ -220,6 +227,7 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"num-threads", Int, &opts.threads},
       {"comm-timeout", Double, &opts.commTimeout},
       {"sim-link", String, &opts.simLink},
+      {"sim-link-alternate", Flag, &opts.simLinkAlternate},
       {"progress", String, &opts.progress},
       {"offload", String, &opts.offload},
       {"lr", Double, &opts.lr},
@@ -339,6 +347,11 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
   if (!opts.simLink.empty() &&
       !zero::driver::parseLinkSpec(opts.simLink, opts.linkGbps, opts.linkLatencyUs, error))
     return false;
+  if (opts.simLinkAlternate && opts.simLink.empty()) {
+    error = "--sim-link-alternate needs --sim-link bw=G,latency=U (the link "
+            "to turn on and off)";
+    return false;
+  }
   if (opts.saveEvery && opts.saveDir.empty()) {
     error = "--save-every needs --save DIR (where to save)";
     return false;
@@ -1521,6 +1534,8 @@ int train(const zrt_driver_program &program, Options &opts) {
 
   int64_t items = itemsPerBatch(abi, kind);
   std::vector<double> losses, stepTimes;
+  // --sim-link-alternate: whether each step ran with the link.
+  std::vector<bool> linkSteps;
   // The steps the GEMM and kernel counters cover: stepTimes[profileFrom..].
   size_t profileFrom = 0;
   ProgressBar bar(opts.steps, opts.progress);
@@ -1540,6 +1555,15 @@ int train(const zrt_driver_program &program, Options &opts) {
       traceWall = std::chrono::duration<double>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
+    }
+    if (opts.simLinkAlternate) {
+      // Between steps nothing is in flight: every collective of the last
+      // step was waited for, and every rank switches at the same step.
+      bool on = (s - static_cast<unsigned>(startStep)) % 2 == 1;
+      if (zrt_set_sim_link(on ? opts.linkGbps * 1e9 : 0.0,
+                           on ? opts.linkLatencyUs * 1e-6 : 0.0) != 0)
+        failAll(zrt_last_error());
+      linkSteps.push_back(on);
     }
     auto start = std::chrono::steady_clock::now();
     if (s > 0 && !opts.fixedBatch)
@@ -1756,7 +1780,20 @@ int train(const zrt_driver_program &program, Options &opts) {
                                                ? -1.0
                                                : opts.linkGbps));
         link.set("latency_us", JsonValue::number(opts.linkLatencyUs));
+        link.set("alternate", JsonValue::boolean(opts.simLinkAlternate));
         stats.set("sim_link", std::move(link));
+      }
+      // Every trained step's time, in order; with --sim-link-alternate,
+      // whether the link was on in it.
+      JsonValue times = JsonValue::array();
+      for (double t : stepTimes)
+        times.push(JsonValue::number(t));
+      stats.set("step_times_s", std::move(times));
+      if (opts.simLinkAlternate) {
+        JsonValue on = JsonValue::array();
+        for (bool b : linkSteps)
+          on.push(JsonValue::boolean(b));
+        stats.set("sim_link_steps", std::move(on));
       }
       stats.set("step_time_s", JsonValue::number(stepTime));
       // The mean over the steps the GEMM and kernel counters cover

@@ -47,6 +47,7 @@
 #include <mutex>
 #include <string>
 #include <sys/uio.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -194,7 +195,8 @@ void initLocked(World &w) {
 //===----------------------------------------------------------------------===//
 //
 // Every collective is posted nonblocking and waited for here: polled
-// (MPI_Test drives Open MPI's progress) for the first millisecond, then
+// (MPI_Test drives Open MPI's progress), yielding the core between polls,
+// for the first millisecond, then
 // with sleeps that grow from 50 us to 10 ms, so a rank that waits long
 // leaves its core to others. After 100 ms of waiting, a rank answers its
 // peers' questions on the control communicator. When the deadline passes
@@ -232,11 +234,17 @@ void answerQueries(World &w) {
   }
 }
 
-/// Sleeps between polls: none for the first millisecond of a wait, then
-/// 50 us until 100 ms, then doubling up to 10 ms.
+/// Between polls: for the first millisecond of a wait a yield of the core
+/// (a spin when no other thread wants it), then sleeps of 50 us until
+/// 100 ms, then doubling up to 10 ms. A scheduled step has a
+/// communication thread beside each rank's compute thread; where ranks
+/// share cores, a spinning poll took the core from a compute thread
+/// (docs/decisions.md, "Collectives wait with a deadline").
 void backOff(double waited, useconds_t &sleep) {
-  if (waited < 1e-3)
+  if (waited < 1e-3) {
+    std::this_thread::yield();
     return;
+  }
   if (waited < 0.1) {
     ::usleep(50);
     return;
