@@ -76,6 +76,9 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addPass(createZeroReleaseEarlyPass());
+  // After the frees are placed: a started gather whose buffer is only
+  // copied into a parameter gathers into the parameter.
+  pm.addNestedPass<func::FuncOp>(createZeroGatherIntoDestinationPass());
   pm.addPass(createZeroShardToRuntimePass());
 }
 

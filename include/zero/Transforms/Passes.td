@@ -333,6 +333,61 @@ def ZeroReleaseEarlyPass : Pass<"zero-release-early", "::mlir::ModuleOp"> {
   }];
 }
 
+def ZeroGatherIntoDestinationPass
+    : Pass<"zero-gather-into-destination", "::mlir::func::FuncOp"> {
+  let summary = "Started all-gathers write the buffer their result is "
+                "copied to";
+  let description = [{
+    Runs on buffers, after deallocations are placed. A parameter that
+    zero-schedule updates in the backward pass (or gathers at the end of
+    the step) is returned in its argument: bufferization gives the
+    `zero.all_gather_start` a fresh buffer, and the parameter's
+    `materialize_in_destination` copies it into the argument at the end,
+    so the step holds a second full-size copy of the parameter from the
+    start to the copy and moves all its bytes once more. This pass makes
+    such a start gather straight into the copy's destination and erases
+    the buffer, its copy and its deallocation, when:
+
+    - the started gather's buffer is used by nothing but the start, its
+      wait, the copy (directly or through a reshape) and its deallocation,
+      all in one block, in that order;
+    - the destination is contiguous and row-major, has the gather's
+      elements, and is defined before the start;
+    - nothing reads or writes the destination's buffer (through any view,
+      or any pointer taken from one) between the start and the copy: its
+      old value is dead from the start, and its new one arrives at the
+      wait;
+    - the gather's input is either another buffer or this rank's block of
+      the destination (a unit-stride subview at offset
+      `process_linear_index * count`), which the runtime gathers in place
+      (`in == out + rank * count`, MPI_IN_PLACE).
+
+    Anything else is left as it is. The step computes the same values,
+    bit for bit.
+
+    Before:
+    ```mlir
+    %own = memref.subview %flat[%offset] [64] [1] ...  // of %arg0
+    %buf = memref.alloc() : memref<128xf32>
+    %t = zero.all_gather_start %own into %buf
+        : memref<64xf32, strided<[1], offset: ?>> into memref<128xf32>
+    ...
+    zero.wait %t keep(%own, %buf : ...)
+    %e = memref.expand_shape %buf [[0, 1]] output_shape [8, 16] ...
+    memref.copy %e, %arg0 : memref<8x16xf32> to memref<8x16xf32>
+    memref.dealloc %buf : memref<128xf32>
+    ```
+    After:
+    ```mlir
+    %into = memref.collapse_shape %arg0 [[0, 1]]
+        : memref<8x16xf32> into memref<128xf32>
+    %t = zero.all_gather_start %own into %into ...
+    ...
+    zero.wait %t keep(%own, %into : ...)
+    ```
+  }];
+}
+
 def ZeroSplitDeallocsPass
     : Pass<"zero-split-deallocs", "::mlir::ModuleOp"> {
   let summary = "Split deallocations of distinct allocations into one each";
