@@ -7,8 +7,10 @@ thread each:
   T_free   step time without a simulated link (MPI over shared memory only)
   T_sync   the unscheduled step (--no-schedule) on the simulated link
   T_sched  the scheduled step (zero-schedule, the default) on the same link
-  exposed  (T_sched - T_free) / (T_sync - T_free): the share of the link's
-           time the step still waits for (0: all hidden, 1: none)
+  exposed  the share of the link's time the scheduled step still waits
+           for (0: all hidden, 1: none): (T_sched - T_free) / (T_sync -
+           T_free), each T_free that of the same binary's free steps
+           (below); also printed with the blocking step's T_free for both
 Every measured run alternates the link (zero-run --sim-link-alternate): the
 link is off in the odd steps and on in the even ones, so each step on the
 link has a free step of the same binary just before it, in the same
