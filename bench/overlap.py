@@ -38,14 +38,16 @@ is given; the ratio is printed. The cost model of zero-schedule is told the same
 (zero-run takes --sim-link as the model's link), and its predicted step time
 (zero-opt --zero-schedule remarks=true) is printed next to the measured one.
 
-The cost model's compute rates are fitted to this machine from a run
-without the link (unless --compute-model default): the GEMM rate is the
-run's own (its stats' GEMM FLOPs over GEMM seconds), and the rates of the
-other ops (vector GFLOP/s and memory GB/s) are the defaults scaled by one
-factor, so that the model's compute time outside GEMMs equals the measured
-one (mean step minus GEMM seconds minus waits). The scheduled runs (zero-run
+The cost model's compute rates are fitted to this machine from --repeats
+runs without the link (unless --compute-model default): per run, the GEMM
+rate is the run's own (its stats' GEMM FLOPs over GEMM seconds), and the
+rates of the other ops (vector GFLOP/s and memory GB/s) are the defaults
+scaled by one factor, so that the model's compute time outside GEMMs
+equals the measured one (mean step minus GEMM seconds minus waits); each
+rate is the median over the runs. The scheduled runs (zero-run
 --compute-model) and the predictions use the fitted rates; they are
-printed.
+printed. The schedule depends on them: fits 20% apart (one run each)
+gave stage 2 exposed shares of 0.07 and 0.17.
 
 Memory budget: zero-memory-report predicts the peak per rank of the blocking
 and of the scheduled step; the budget is set halfway between them (below the
@@ -153,9 +155,9 @@ def main():
                 return json.load(f)
 
         def step(stage, extra):
-            """Median step time of --repeats runs, and the last run's stats."""
+            """Median step time of --repeats runs, and every run's stats."""
             runs = [once(stage, extra) for _ in range(args.repeats)]
-            return statistics.median(s['step_time_s'] for s in runs), runs[-1]
+            return statistics.median(s['step_time_s'] for s in runs), runs
 
         def pairs_of(stats):
             """(free step, step on the link just after it) pairs of an
@@ -272,10 +274,20 @@ def main():
             return ((float(m.group(1)) / 1e3, float(m.group(2)) / 1e3) if m
                     else (float('nan'),) * 2)
 
-        def fit_compute(stage, stats):
-            """Compute rates that make the model's compute time this run's."""
+        def fit_compute(stage, runs):
+            """Compute rates that make the model's compute time a run's: per
+            rate, the median over the runs of each run's own fit (a run this
+            VM computed 30-40% slower would otherwise set the schedule for
+            a slower machine)."""
             if given is not None:
                 return dict(given)
+            free_pred = predicted(stage, 'link-gbps=1e9 link-latency-us=0')[0]
+            fits = [fit_run(stats, free_pred) for stats in runs]
+            return {key: statistics.median(f[key] for f in fits)
+                    for key in defaults}
+
+        def fit_run(stats, free_pred):
+            """The rates that make the model's compute time this run's."""
             gemm = stats['gemm']
             steps = stats.get('profiled_steps', stats['steps'])
             if not gemm['seconds'] or not steps:
@@ -283,8 +295,7 @@ def main():
             gemm_rate = gemm['flops'] / gemm['seconds'] / 1e9
             other = (stats['step_time_mean_s'] - gemm['seconds'] / steps
                      - stats['wait_seconds_per_step'])
-            # The model's compute alone: a free link, no latency.
-            free_pred = predicted(stage, 'link-gbps=1e9 link-latency-us=0')[0]
+            # free_pred: the model's compute alone (a free link, no latency).
             other_pred = free_pred - gemm['flops'] / steps / (defaults['gemm'] * 1e9)
             if other <= 0 or other_pred <= 0:
                 return dict(defaults, gemm=gemm_rate)
@@ -293,8 +304,9 @@ def main():
                     'memory': defaults['memory'] * f}
 
         for stage in [int(s) for s in args.stages.split(',')]:
-            t_free, free_stats = step(stage, [])
-            rates = fit_compute(stage, free_stats)
+            t_free, free_runs = step(stage, [])
+            free_stats = free_runs[-1]
+            rates = fit_compute(stage, free_runs)
             compute = (f"gemm={rates['gemm']:.4g},vector={rates['vector']:.4g},"
                        f"memory={rates['memory']:.4g}")
             compute_opts = (f"gemm-gflops={rates['gemm']:.4g} "

@@ -13,7 +13,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -80,6 +83,12 @@ StepInfo mlir::zero::inspectStep(ModuleOp module) {
   return info;
 }
 
+std::string mlir::zero::exactNumber(double value) {
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  return llvm::formatv("{0}", llvm::format("%.17g", value)).str();
+}
+
 llvm::Expected<std::string>
 mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   std::string gemm = options.gemmToRuntime ? "true" : "false";
@@ -125,9 +134,11 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   std::string schedule =
       llvm::formatv("link-gbps={0} link-latency-us={1} gemm-gflops={2} "
                     "vector-gflops={3} memory-gbps={4}",
-                    options.linkGbps, options.linkLatencyUs,
-                    options.gemmGflops, options.vectorGflops,
-                    options.memoryGbps)
+                    exactNumber(options.linkGbps),
+                    exactNumber(options.linkLatencyUs),
+                    exactNumber(options.gemmGflops),
+                    exactNumber(options.vectorGflops),
+                    exactNumber(options.memoryGbps))
           .str();
   // The budget's prediction is the target's (zero-memory-report target).
   std::string scheduleTarget = " target=" + options.target;

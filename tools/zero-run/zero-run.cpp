@@ -243,7 +243,7 @@ std::string defaultCacheDir() {
 std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
                      const char *argv0) {
   llvm::SHA256 hash;
-  hash.update("zero-run cache v1\n");
+  hash.update("zero-run cache v2\n");
   hash.update(LLVM_VERSION_STRING "\n");
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&defaultCacheDir));
@@ -259,11 +259,13 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
-                            options.linkGbps, options.linkLatencyUs,
+                            exactNumber(options.linkGbps),
+                            exactNumber(options.linkLatencyUs),
                             options.memoryBudget, options.accumulate,
                             options.offloadOptimizer, options.offloadParams,
-                            options.target, options.gemmGflops,
-                            options.vectorGflops, options.memoryGbps)
+                            options.target, exactNumber(options.gemmGflops),
+                            exactNumber(options.vectorGflops),
+                            exactNumber(options.memoryGbps))
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
