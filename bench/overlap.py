@@ -32,9 +32,10 @@ budgeted) once each per round, --repeats rounds; times and shares are
 medians over the rounds, with the shares' ranges.
 The link's bandwidth is chosen so that the synchronous communication time
 (bytes per step / bandwidth + latency per collective: what the link takes
-to move them) equals T_free, then corrected (at most twice) until the
-measured ratio (T_sync - T_free) / T_free is within 3% of 1, unless --gbps
-is given; the ratio is printed. The cost model of zero-schedule is told the same link
+to move them) equals T_free, then corrected until the measured ratio
+(T_sync - T_free) / T_free is within 3% of 1 (at most three times, each
+from one alternating run of the blocking step, its pairs filtered as
+below), unless --gbps is given; the ratio over the rounds is printed. The cost model of zero-schedule is told the same link
 (zero-run takes --sim-link as the model's link), and its predicted step time
 (zero-opt --zero-schedule remarks=true) is printed next to the measured one.
 
@@ -43,7 +44,8 @@ runs without the link (unless --compute-model default): per run, the GEMM
 rate is the run's own (its stats' GEMM FLOPs over GEMM seconds), and the
 rates of the other ops (vector GFLOP/s and memory GB/s) are the defaults
 scaled by one factor, so that the model's compute time outside GEMMs
-equals the measured one (mean step minus GEMM seconds minus waits); each
+equals the measured one (median step after the first, minus GEMM seconds
+and waits per step); each
 rate is the median over the runs. The scheduled runs (zero-run
 --compute-model) and the predictions use the fitted rates; they are
 printed. The schedule depends on them: fits 20% apart (one run each)
@@ -179,9 +181,15 @@ def main():
 
         def alternating(stage, extra):
             """One run with the link on in every second step: its stats and
-            its pairs' summary."""
+            the summary of its pairs whose free step is within
+            --keep-within of the run's median free step."""
             stats = once(stage, ['--sim-link-alternate', *extra])
-            summary = summarize(pairs_of(stats))
+            pairs = pairs_of(stats)
+            if pairs:
+                middle = statistics.median(f for f, _ in pairs)
+                pairs = [(f, t) for f, t in pairs
+                         if abs(f / middle - 1) <= args.keep_within]
+            summary = summarize(pairs)
             if summary is None:
                 benchlib.fail('a run gave no measured pair of steps')
             return stats, summary
@@ -293,7 +301,10 @@ def main():
             if not gemm['seconds'] or not steps:
                 return dict(defaults)
             gemm_rate = gemm['flops'] / gemm['seconds'] / 1e9
-            other = (stats['step_time_mean_s'] - gemm['seconds'] / steps
+            # The median step after the first (which loads and plans), not
+            # the mean, so that steps in the VM's slow mode do not count.
+            times = stats['step_times_s'][1:] or stats['step_times_s']
+            other = (statistics.median(times) - gemm['seconds'] / steps
                      - stats['wait_seconds_per_step'])
             # free_pred: the model's compute alone (a free link, no latency).
             other_pred = free_pred - gemm['flops'] / steps / (defaults['gemm'] * 1e9)
@@ -326,7 +337,7 @@ def main():
             # more than 3% (each collective costs a little more or less
             # than the model), the link is corrected by the measured excess
             # and the blocking step measured again.
-            for _ in range(2 if args.gbps is None else 0):
+            for _ in range(3 if args.gbps is None else 0):
                 if abs(f['cost'] / f['free'] - 1) <= 0.03:
                     break
                 modelled = sent / (gbps * 1e9) + calls * args.latency_us * 1e-6
