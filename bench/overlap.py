@@ -40,13 +40,13 @@ below), unless --gbps is given; the ratio over the rounds is printed. The cost m
 (zero-opt --zero-schedule remarks=true) is printed next to the measured one.
 
 The cost model's compute rates are fitted to this machine from --repeats
-runs without the link (unless --compute-model default): per run, the GEMM
-rate is the run's own (its stats' GEMM FLOPs over GEMM seconds), and the
-rates of the other ops (vector GFLOP/s and memory GB/s) are the defaults
-scaled by one factor, so that the model's compute time outside GEMMs
-equals the measured one (median step after the first, minus GEMM seconds
-and waits per step); each
-rate is the median over the runs. The scheduled runs (zero-run
+runs without the link (unless --compute-model default). Per run, the
+median step after the first is split by the run's GEMM share of its time
+(GEMM seconds over the sum of step times): the GEMM part gives the GEMM
+rate (the step's GEMM FLOPs over it), and the rates of the other ops
+(vector GFLOP/s and memory GB/s) are the defaults scaled by one factor,
+so that the model's compute time outside GEMMs equals the rest (minus
+waits). Each rate is the median over the runs. The scheduled runs (zero-run
 --compute-model) and the predictions use the fitted rates; they are
 printed. The schedule depends on them: fits 20% apart (one run each)
 gave stage 2 exposed shares of 0.07 and 0.17.
@@ -300,12 +300,17 @@ def main():
             steps = stats.get('profiled_steps', stats['steps'])
             if not gemm['seconds'] or not steps:
                 return dict(defaults)
-            gemm_rate = gemm['flops'] / gemm['seconds'] / 1e9
             # The median step after the first (which loads and plans), not
-            # the mean, so that steps in the VM's slow mode do not count.
-            times = stats['step_times_s'][1:] or stats['step_times_s']
-            other = (statistics.median(times) - gemm['seconds'] / steps
-                     - stats['wait_seconds_per_step'])
+            # the mean, so that steps in the VM's slow mode do not count;
+            # the GEMM counters cover every step, so their share of the
+            # run's time (which the slow mode leaves alone: it slows all
+            # compute alike) splits the median step.
+            all_times = stats['step_times_s']
+            times = all_times[1:] or all_times
+            step = statistics.median(times)
+            share = min(gemm['seconds'] / sum(all_times), 1.0)
+            gemm_rate = gemm['flops'] / steps / (share * step) / 1e9
+            other = step * (1 - share) - stats['wait_seconds_per_step']
             # free_pred: the model's compute alone (a free link, no latency).
             other_pred = free_pred - gemm['flops'] / steps / (defaults['gemm'] * 1e9)
             if other <= 0 or other_pred <= 0:
