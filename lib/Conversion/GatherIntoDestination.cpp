@@ -35,11 +35,8 @@ namespace {
 
 /// The buffer `v` is a view of: followed through view-like ops.
 Value rootBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>()) {
-    if (view.getViewSource() == v)
-      break;
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
     v = view.getViewSource();
-  }
   return v;
 }
 
