@@ -303,7 +303,11 @@ def pipelines():
         'partition': [[p] for p in part] +
                      [['--zero-partition=stage=3 world-size=3 regather=false']] +
                      [[f'--zero-partition=stage={s} world-size={n} accumulate={k}']
-                      for s, n, k in ((0, 2, 2), (1, 3, 3), (2, 2, 4), (3, 4, 2))],
+                      for s, n, k in ((0, 2, 2), (1, 3, 3), (2, 2, 4), (3, 4, 2))] +
+                     [[f'--zero-partition=stage={s} world-size=2 accumulate=2 '
+                       f'accumulate-f32={f}', '--zero-bufferize-step',
+                       '--zero-memory-report']
+                      for s, f in ((0, 'false'), (1, 'true'), (2, 'false'), (3, 'true'))],
         'lower': [['--zero-lower-cpu'], ['--zero-lower-cpu=gemm-to-runtime=false'],
                   ['--zero-bufferize-step'], ['--zero-expand-bf16'],
                   ['--zero-step-abi=target=cuda']] +

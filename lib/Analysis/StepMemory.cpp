@@ -304,6 +304,10 @@ LogicalResult simulate(Block &block, Live &live,
 /// not to be trusted).
 struct ManifestEntry {
   int64_t numel, padded, shard;
+  /// Bytes per element of the gradient the step holds (zero-partition's
+  /// `grad_bytes`: an f32 accumulator of bf16 gradients); 0: the
+  /// parameter's.
+  int64_t gradBytes;
 };
 LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
                            SmallVectorImpl<ManifestEntry> &entries) {
@@ -340,7 +344,16 @@ LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
              << "zero.manifest entry #" << i << " (" << a
              << ") is not a dictionary with non-negative integer 'numel', "
                 "'padded' and 'shard'";
-    entries.push_back({*numel, *padded, *shard});
+    int64_t gradBytes = 0;
+    if (d.get("grad_bytes")) {
+      std::optional<int64_t> g = get("grad_bytes");
+      if (!g || *g == 0)
+        return fn.emitOpError()
+               << "zero.manifest entry #" << i << " (" << a
+               << ") has a 'grad_bytes' that is not a positive integer";
+      gradBytes = *g;
+    }
+    entries.push_back({*numel, *padded, *shard, gradBytes});
   }
   return success();
 }
@@ -441,7 +454,10 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
       return failure();
     // ZeRO accounting (Rajbhandari et al.): the sharded terms divided by
     // N, padding included. States are the arguments as partitioned.
+    // Gradients count at the bytes the step holds them in (an
+    // accumulator's, where the manifest gives one).
     std::optional<int64_t> fullElems = 0, shardElems = 0;
+    std::optional<int64_t> gradBytes = 0;
     int64_t largest = 0;
     for (const ManifestEntry &m : entries) {
       fullElems =
@@ -449,6 +465,11 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
       shardElems =
           shardElems ? llvm::checkedAdd(*shardElems, m.shard) : std::nullopt;
       largest = std::max(largest, m.padded);
+      std::optional<int64_t> g = llvm::checkedMul(
+          r.stage >= 2 ? m.shard : m.numel,
+          m.gradBytes ? m.gradBytes : paramEltBytes);
+      gradBytes = gradBytes && g ? llvm::checkedAdd(*gradBytes, *g)
+                                 : std::nullopt;
     }
     std::optional<int64_t> largestBytes =
         llvm::checkedMul(largest, paramEltBytes);
@@ -457,8 +478,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
     };
     std::optional<int64_t> params =
         bytesOfElems(r.stage >= 3 || paramsSharded ? shardElems : fullElems);
-    std::optional<int64_t> grads =
-        bytesOfElems(r.stage >= 2 ? shardElems : fullElems);
+    std::optional<int64_t> grads = gradBytes;
     if (!largestBytes || !params || !grads)
       return overflow("the model-state bytes of the manifest");
     r.largestTensor = *largestBytes;

@@ -736,16 +736,18 @@ struct ZeroShardToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // A fill that initializes a buffer of a category (zero-partition's
-    // gradient accumulators) puts it on the buffer's allocation.
-    module.walk([&](linalg::FillOp fill) {
+    // A linalg op that writes a buffer of a category (zero-partition's
+    // gradient accumulators and their rounding to bf16) puts it on the
+    // buffer's allocation.
+    module.walk([&](linalg::LinalgOp op) {
       StringRef name = zero::ZeroDialect::CategoryAttrHelper::getNameStr();
-      Attribute category = fill->getAttr(name);
-      if (!category || !fill.hasPureBufferSemantics())
+      Attribute category = op->getAttr(name);
+      if (!category || !op.hasPureBufferSemantics())
         return;
-      fill->removeAttr(name);
-      if (Operation *alloc = zero::getAllocation(fill.getOutputs()[0]))
-        alloc->setAttr(name, category);
+      op->removeAttr(name);
+      for (OpOperand &init : op.getDpsInitsMutable())
+        if (Operation *alloc = zero::getAllocation(init.get()))
+          alloc->setAttr(name, category);
     });
     // A buffer bufferization allocated for a host operation (an update's
     // destination it could not write in place) is host memory when only

@@ -54,9 +54,10 @@ int64_t product(ArrayRef<int64_t> shape) {
 class Partitioner {
 public:
   Partitioner(ModuleOp module, TrainingStep &step, int64_t stage, int64_t n,
-              bool regather, int64_t accumulate)
+              bool regather, int64_t accumulate, bool accumulateF32)
       : module(module), step(step), stage(stage), n(n), regather(regather),
-        accumulate(accumulate), ctx(module.getContext()),
+        accumulate(accumulate), accumulateF32(accumulateF32),
+        ctx(module.getContext()),
         loc(step.forwardBackward.getLoc()) {}
 
   LogicalResult run();
@@ -92,8 +93,17 @@ private:
       OpBuilder &b, ValueRange inputs, Value init,
       function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   Value scale(OpBuilder &b, Value v, double factor);
-  /// `acc + v`, elementwise, computed in `acc`'s buffer.
+  /// `acc + v`, elementwise, computed in `acc`'s buffer (`v` widened to
+  /// `acc`'s element type).
   Value accumulateInto(OpBuilder &b, Value acc, Value v);
+  /// The type of the accumulator of gradients of `type` over micro-batches:
+  /// f32 elements for floats narrower than f32 (with accumulateF32).
+  RankedTensorType accumulatorType(RankedTensorType type) const;
+  /// `v * factor` rounded to `element`, into a new buffer whose generic
+  /// carries `category` (if any); when `v` has that element type already,
+  /// `scale(v, factor)` (`v` itself for a factor of 1).
+  Value narrow(OpBuilder &b, Value v, Type element, double factor,
+               StringRef category);
   /// A tensor of `type` filled with zeros; the fill carries `category`
   /// (if any) for its buffer.
   Value zeros(OpBuilder &b, RankedTensorType type, StringRef category = {});
@@ -116,6 +126,8 @@ private:
   bool regather;
   /// Micro-batches per step (1: no accumulation loop).
   int64_t accumulate;
+  /// Whether gradients narrower than f32 accumulate in f32.
+  bool accumulateF32;
   MLIRContext *ctx;
   Location loc;
   Block *trainBody = nullptr;
@@ -209,8 +221,42 @@ Value Partitioner::scale(OpBuilder &b, Value v, double factor) {
 Value Partitioner::accumulateInto(OpBuilder &b, Value acc, Value v) {
   return elementwiseInto(
       b, ValueRange{v}, acc, [](OpBuilder &nb, Location l, ValueRange args) {
-        return arith::AddFOp::create(nb, l, args[1], args[0]).getResult();
+        Value x = args[0];
+        if (x.getType() != args[1].getType())
+          x = arith::ExtFOp::create(nb, l, args[1].getType(), x);
+        return arith::AddFOp::create(nb, l, args[1], x).getResult();
       });
+}
+
+RankedTensorType
+Partitioner::accumulatorType(RankedTensorType type) const {
+  auto element = dyn_cast<FloatType>(type.getElementType());
+  if (!accumulateF32 || !element || element.getWidth() >= 32)
+    return type;
+  return type.clone(Float32Type::get(ctx));
+}
+
+Value Partitioner::narrow(OpBuilder &b, Value v, Type element,
+                          double factor, StringRef category) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == element)
+    return factor == 1.0 ? v : scale(b, v, factor);
+  RankedTensorType narrowType = type.clone(element);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, narrowType.getShape(), element);
+  Value result = elementwiseInto(
+      b, ValueRange{v}, empty, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value x = args[0];
+        if (factor != 1.0)
+          x = arith::MulFOp::create(
+              nb, l, x,
+              arith::ConstantOp::create(nb, l, x.getType(),
+                                        nb.getFloatAttr(x.getType(), factor)));
+        return arith::TruncFOp::create(nb, l, element, x).getResult();
+      });
+  if (!category.empty())
+    setCategory(result.getDefiningOp(), category);
+  return result;
 }
 
 Value Partitioner::zeros(OpBuilder &b, RankedTensorType type,
@@ -585,13 +631,20 @@ LogicalResult Partitioner::run() {
   SmallVector<Attribute> manifest;
   for (const ParamInfo &p : step.params) {
     Layout l = layoutOf(p.type.getShape());
-    manifest.push_back(b.getDictionaryAttr({
+    SmallVector<NamedAttribute> entry{
         b.getNamedAttr("name", b.getStringAttr(p.name)),
         b.getNamedAttr("shape", b.getDenseI64ArrayAttr(p.type.getShape())),
         b.getNamedAttr("numel", b.getI64IntegerAttr(l.numel)),
         b.getNamedAttr("padded", b.getI64IntegerAttr(l.padded)),
-        b.getNamedAttr("shard", b.getI64IntegerAttr(l.shard)),
-    }));
+        b.getNamedAttr("shard", b.getI64IntegerAttr(l.shard))};
+    // A gradient held across micro-batches in a wider accumulator: its
+    // bytes per element, for the model-state accounting.
+    RankedTensorType acc = accumulatorType(p.type);
+    if (accumulate > 1 && acc != p.type)
+      entry.push_back(b.getNamedAttr(
+          "grad_bytes",
+          b.getI64IntegerAttr(acc.getElementTypeBitWidth() / 8)));
+    manifest.push_back(b.getDictionaryAttr(entry));
   }
   train->setAttr(ZeroDialect::ManifestAttrHelper::getNameStr(),
                  b.getArrayAttr(manifest));
@@ -625,10 +678,11 @@ LogicalResult Partitioner::run() {
              << " sums the loss over micro-batches and needs it as a 0-d "
                 "float tensor, not "
              << fb.getResultTypes()[step.lossResult];
-    SmallVector<Value> inits{zeros(b, lossType)};
+    SmallVector<Value> inits{zeros(b, accumulatorType(lossType))};
     for (const ParamInfo &p : step.params)
-      inits.push_back(
-          zeros(b, stage >= 2 ? shardType(p.type) : p.type, "grads"));
+      inits.push_back(zeros(
+          b, accumulatorType(stage >= 2 ? shardType(p.type) : p.type),
+          "grads"));
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
     Value ub = arith::ConstantIndexOp::create(b, loc, accumulate);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -707,7 +761,8 @@ LogicalResult Partitioner::run() {
     b.setInsertionPointToEnd(fbBlock);
     scf::YieldOp::create(b, loc, yielded);
     b.setInsertionPointAfter(loop);
-    loss = scale(b, loop.getResult(0), 1.0 / static_cast<double>(accumulate));
+    loss = narrow(b, loop.getResult(0), lossType.getElementType(),
+                  1.0 / static_cast<double>(accumulate), {});
     for (unsigned i = 0; i < numParams; ++i)
       grads[i] = loop.getResult(i + 1);
   }
@@ -725,10 +780,17 @@ LogicalResult Partitioner::run() {
       gb.setInsertionPointAfter(def);
     else
       gb.setInsertionPointToEnd(body);
+    Type element = p.type.getElementType();
     if (loop && stage >= 2) {
-      // Reduced in the loop already.
-      optGrads[i] = scale(gb, g, mean);
-    } else if (stage == 0) {
+      // Reduced in the loop already; an f32 accumulator of a bf16 gradient
+      // is scaled in f32 and rounded once.
+      optGrads[i] = narrow(gb, g, element, mean, "grads");
+      continue;
+    }
+    // Stages 0-1: the accumulated gradient goes on the wire in its own type.
+    if (loop)
+      g = narrow(gb, g, element, 1.0, "grads");
+    if (stage == 0) {
       Value padded = flattenPad(gb, g);
       auto summed = shard::AllReduceOp::create(
           gb, loc, padded.getType(), kGrid, ArrayRef<int16_t>{0}, padded,
@@ -838,7 +900,7 @@ struct ZeroPartitionPass
       return signalPassFailure();
     }
     if (failed(Partitioner(module, *step, stage, worldSize, regather,
-                           accumulate)
+                           accumulate, accumulateF32)
                    .run()))
       return signalPassFailure();
   }

@@ -593,7 +593,13 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
       times, as DeepSpeed does);
     - stage 3 does too, and gathers the parameters for each micro-batch.
     The collectives inside the loop stay blocking (zero-schedule starts
-    only those of the function's entry block).
+    only those of the function's entry block). Gradients narrower than f32
+    (bf16) accumulate in f32 unless `accumulate-f32=false`: each
+    micro-batch's gradient (at stages 2-3 its bf16 reduce-scatter) is
+    widened and added to an f32 accumulator, and the mean is rounded to the
+    gradient's type once, after the loop (stages 0-1: before the one
+    reduction, so bf16 stays on the wire), as DeepSpeed's bf16 optimizer
+    accumulates in f32.
 
     There are no release ops: each gathered parameter and full gradient is
     last used where its lifetime should end, and zero-release-early frees
@@ -633,7 +639,12 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
            "Gradient accumulation: each batch input holds K micro-batches "
            "(K times its leading dimension); forward and backward run once "
            "per micro-batch in an scf.for, then one optimizer step on the "
-           "mean gradient">
+           "mean gradient">,
+    Option<"accumulateF32", "accumulate-f32", "bool", "true",
+           "With accumulate > 1: gradients narrower than f32 (bf16) "
+           "accumulate in f32 and are rounded once after the loop; false "
+           "accumulates in the gradient's own type (half the accumulator's "
+           "bytes, a rounding per micro-batch)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -664,7 +675,10 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     (`!zero.token` becomes `i64`) and `zrt_wait`. It also moves the
     `zero.category` a reduction's runtime call carries (the category of the
     full gradient it reads, which one-shot bufferization had not yet
-    materialized when the call was made) to the allocation of that buffer.
+    materialized when the call was made) to the allocation of that buffer,
+    and the `zero.category` of a linalg op on buffers (zero-partition's
+    gradient accumulators and their rounding to bf16) to the allocations
+    it writes.
 
     Before:
     ```mlir
