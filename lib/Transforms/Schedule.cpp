@@ -1340,8 +1340,18 @@ unsigned Scheduler::relieve(unsigned k, bool atEvent, double excess) {
     if (c->kind == Kind::AllGather) {
       // After the peak: after the first start or wait that follows it
       // (which may be the one whose result buffer the peak allocates), or
-      // at the latest right before its own wait.
-      Operation *next = events[k];
+      // at the latest right before its own wait. Other gathers' starts
+      // are passed over: behind one, a start holds its buffer over the
+      // same ops as before, and two neighbouring starts would only swap
+      // places from one round to the next.
+      size_t j = k;
+      while (j + 1 < events.size() && events[j] != c->wait) {
+        Collective *other = byStart.lookup(events[j]);
+        if (!other || other->kind != Kind::AllGather)
+          break;
+        ++j;
+      }
+      Operation *next = events[j];
       if (next == c->wait) {
         if (c->start->getNextNode() == c->wait)
           continue;
@@ -1509,7 +1519,7 @@ struct ZeroSchedulePass
   /// a function that cannot fit gets its unscheduled body back.
   template <typename Scheduled>
   LogicalResult holdBudget(std::vector<Scheduled> &scheduled,
-                           ModuleOp unscheduled) {
+                           ModuleOp unscheduled, const CostModel &model) {
     // Every move is monotone (a start later, a wait earlier): this bounds
     // the rounds generously.
     unsigned limit = 8;
@@ -1567,6 +1577,26 @@ struct ZeroSchedulePass
         }
         auto original =
             unscheduled.lookupSymbol<func::FuncOp>(s.func.getSymName());
+        // A bucket's gathered buffer lives until its last member's last
+        // use, where nothing is in flight for the relief to move: schedule
+        // the step again without buckets before giving up.
+        if (bucketBytes > 0 && !s.unbucketed) {
+          s.scheduler.reset();
+          s.func.getBody().dropAllReferences();
+          s.func.getBody().getBlocks().clear();
+          IRMapping map;
+          original.getBody().cloneInto(&s.func.getBody(), map);
+          s.scheduler = scheduleFunction(s.func, model, s.blocking, 0);
+          s.unbucketed = true;
+          s.relieved = 0;
+          s.prefetchDropped = false;
+          s.stalled = 0;
+          s.best = std::numeric_limits<int64_t>::max();
+          if (s.scheduler)
+            continue;
+          s.func.getBody().dropAllReferences();
+          s.func.getBody().getBlocks().clear();
+        }
         s.func.getBody().takeBody(original.getBody());
         s.func.emitWarning()
             << "zero-schedule: no schedule of @" << s.func.getSymName()
@@ -1584,11 +1614,12 @@ struct ZeroSchedulePass
   /// time with every collective blocking.
   std::unique_ptr<Scheduler> scheduleFunction(func::FuncOp func,
                                               const CostModel &model,
-                                              double &blocking) {
+                                              double &blocking,
+                                              int64_t buckets) {
     Block &block = func.getBody().front();
     if (coalesceScalars)
       coalesceScalarAllReduces(block);
-    bucketCollectives(block, bucketBytes);
+    bucketCollectives(block, buckets);
     auto scheduler = std::make_unique<Scheduler>(block, model);
     if (scheduler->convert() == 0)
       return nullptr;
@@ -1630,7 +1661,7 @@ struct ZeroSchedulePass
       deferParamGathers(f, which);
       double blocking = 0;
       std::unique_ptr<Scheduler> scheduler =
-          scheduleFunction(f, model, blocking);
+          scheduleFunction(f, model, blocking, bucketBytes);
       it->second = scheduler ? scheduler->simulate() : 0.0;
       return it->second;
     };
@@ -1742,12 +1773,14 @@ struct ZeroSchedulePass
     // parameters: with a budget, a function it pushes over keeps its
     // gathers at the end.
     OwningOpRef<ModuleOp> undeferred;
+    llvm::StringMap<SmallVector<bool>> chosen;
     if (deferGathers) {
       if (memoryBudget > 0)
         undeferred = module.clone();
       for (auto func : module.getOps<func::FuncOp>()) {
         unsigned tried = 0;
         SmallVector<bool> which = chooseDeferrals(func, model, tried);
+        chosen[func.getSymName()] = which;
         unsigned deferred = deferParamGathers(func, which);
         if (remarks && tried)
           func.emitRemark() << "zero-schedule: " << deferred << " of "
@@ -1791,10 +1824,51 @@ struct ZeroSchedulePass
           if (undeferred) {
             const Peak &b = before.find(name)->second;
             if (b.bytes <= memoryBudget) {
+              // Keep the longest prefix, in order of first use, of the
+              // deferred gathers whose blocking step fits; the others
+              // gather at the end of the step again. Deferring holds a
+              // parameter's shard beside its gathered copy, so the peak
+              // grows with the prefix.
+              SmallVector<bool> which = chosen.lookup(name);
+              SmallVector<unsigned> order;
+              for (auto [i, d] : llvm::enumerate(which))
+                if (d)
+                  order.push_back(i);
+              auto prefix = [&](unsigned k) {
+                SmallVector<bool> w(which.size(), false);
+                for (unsigned i : ArrayRef<unsigned>(order).take_front(k))
+                  w[i] = true;
+                return w;
+              };
+              unsigned fits = 0, tooMany = order.size();
+              OwningOpRef<ModuleOp> best;
+              while (tooMany - fits > 1) {
+                unsigned mid = fits + (tooMany - fits) / 2;
+                OwningOpRef<ModuleOp> trial = undeferred->clone();
+                deferParamGathers(trial->lookupSymbol<func::FuncOp>(name),
+                                  prefix(mid));
+                FailureOr<llvm::StringMap<Peak>> p =
+                    predictPeaks(*trial, {name});
+                if (failed(p))
+                  return signalPassFailure();
+                if (p->find(name)->second.bytes <= memoryBudget) {
+                  fits = mid;
+                  best = std::move(trial);
+                } else {
+                  tooMany = mid;
+                }
+              }
               auto func = module.lookupSymbol<func::FuncOp>(name);
-              OpBuilder(func).clone(
-                  *undeferred->lookupSymbol<func::FuncOp>(name));
+              ModuleOp source = best ? *best : *undeferred;
+              Operation *kept = OpBuilder(func).clone(
+                  *source.lookupSymbol<func::FuncOp>(name));
               func.erase();
+              if (remarks)
+                kept->emitRemark()
+                    << "zero-schedule: memory-budget: " << fits << " of "
+                    << order.size()
+                    << " deferred gathers kept, the others at the end of "
+                       "the step";
               restored = true;
               continue;
             }
@@ -1825,22 +1899,25 @@ struct ZeroSchedulePass
       int64_t peak = -1;
       unsigned relieved = 0;
       // The budget's search: the lowest peak so far, rounds since it
-      // fell, and whether every prefetch was dropped.
+      // fell, whether every prefetch was dropped, and whether the step was
+      // scheduled again without buckets.
       int64_t best = std::numeric_limits<int64_t>::max();
       unsigned stalled = 0;
       bool prefetchDropped = false;
+      bool unbucketed = false;
     };
     std::vector<Scheduled> scheduled;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       double blocking = 0;
-      auto scheduler = scheduleFunction(func, model, blocking);
+      auto scheduler = scheduleFunction(func, model, blocking, bucketBytes);
       if (!scheduler)
         continue;
       scheduled.push_back({func, std::move(scheduler), blocking});
     }
-    if (memoryBudget > 0 && failed(holdBudget(scheduled, *unscheduled)))
+    if (memoryBudget > 0 &&
+        failed(holdBudget(scheduled, *unscheduled, model)))
       return signalPassFailure();
 
     llvm::json::Array trace;
@@ -1860,7 +1937,9 @@ struct ZeroSchedulePass
         if (memoryBudget > 0)
           d << "; predicted peak " << s.peak << " bytes within memory-budget="
             << static_cast<int64_t>(memoryBudget) << " (" << s.relieved
-            << " collectives moved for it)";
+            << " collectives moved for it"
+            << (s.unbucketed ? ", scheduled again without buckets" : "")
+            << ")";
       }
       appendTrace(trace, pid++, s.func.getSymName(), events);
     }

@@ -1329,11 +1329,14 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
     pass) stays within the budget: while it does not, the collectives in
     flight at the peak are relieved, latest wait first, until their
     full-size buffers cover the excess: an all-gather starts after the
-    peak (at its wait, if nothing is left between: the prefetch is
-    dropped), a reduction completes before it. When that stops lowering
-    the peak, every prefetch is dropped and the reductions go on; a
-    function that still cannot fit keeps its blocking collectives (a
-    warning says so). A step whose peak exceeds the budget even with every
+    peak, past the next start or wait that is not another gather's start
+    (at its wait, if nothing is left between: the prefetch is dropped), a
+    reduction completes before it. When that stops lowering the peak,
+    every prefetch is dropped and the reductions go on; then, if the step
+    has buckets (whose gathered buffers live until their last member's
+    last use, where nothing is in flight to move), it is scheduled again
+    without them and relieved from the start; a function that still
+    cannot fit keeps its blocking collectives (a warning says so). A step whose peak exceeds the budget even with every
     collective blocking is a located error, at the op where the peak is,
     saying by how many bytes.
 
