@@ -1521,11 +1521,14 @@ struct ZeroSchedulePass
   LogicalResult holdBudget(std::vector<Scheduled> &scheduled,
                            ModuleOp unscheduled, const CostModel &model) {
     // Every move is monotone (a start later, a wait earlier): this bounds
-    // the rounds generously.
-    unsigned limit = 8;
+    // each function's rounds generously.
+    auto roundLimit = [](Scheduled &s) {
+      return 8 + 4 * static_cast<unsigned>(
+                         s.scheduler->startsAndWaits().size());
+    };
     for (Scheduled &s : scheduled)
-      limit += 4 * s.scheduler->startsAndWaits().size();
-    for (unsigned round = 0;; ++round) {
+      s.limit = roundLimit(s);
+    while (true) {
       SmallVector<StringRef> names;
       for (Scheduled &s : scheduled)
         if (s.scheduler && s.peak < 0)
@@ -1558,7 +1561,7 @@ struct ZeroSchedulePass
         } else {
           ++s.stalled;
         }
-        if (round < limit && s.stalled < 8) {
+        if (s.rounds++ < s.limit && s.stalled < 8) {
           if (unsigned moved =
                   s.scheduler->relieve(peak.before, peak.atStart,
                                        double(peak.bytes - memoryBudget))) {
@@ -1580,20 +1583,25 @@ struct ZeroSchedulePass
         // A bucket's gathered buffer lives until its last member's last
         // use, where nothing is in flight for the relief to move: schedule
         // the step again without buckets before giving up.
-        if (bucketBytes > 0 && !s.unbucketed) {
+        if (s.bucketed > 0 && !s.unbucketed) {
           s.scheduler.reset();
           s.func.getBody().dropAllReferences();
           s.func.getBody().getBlocks().clear();
           IRMapping map;
           original.getBody().cloneInto(&s.func.getBody(), map);
-          s.scheduler = scheduleFunction(s.func, model, s.blocking, 0);
+          unsigned bucketed = 0;
+          s.scheduler =
+              scheduleFunction(s.func, model, s.blocking, 0, bucketed);
           s.unbucketed = true;
           s.relieved = 0;
           s.prefetchDropped = false;
           s.stalled = 0;
           s.best = std::numeric_limits<int64_t>::max();
-          if (s.scheduler)
+          if (s.scheduler) {
+            s.rounds = 0;
+            s.limit = roundLimit(s);
             continue;
+          }
           s.func.getBody().dropAllReferences();
           s.func.getBody().getBlocks().clear();
         }
@@ -1615,11 +1623,12 @@ struct ZeroSchedulePass
   std::unique_ptr<Scheduler> scheduleFunction(func::FuncOp func,
                                               const CostModel &model,
                                               double &blocking,
-                                              int64_t buckets) {
+                                              int64_t buckets,
+                                              unsigned &bucketed) {
     Block &block = func.getBody().front();
     if (coalesceScalars)
       coalesceScalarAllReduces(block);
-    bucketCollectives(block, buckets);
+    bucketed = bucketCollectives(block, buckets);
     auto scheduler = std::make_unique<Scheduler>(block, model);
     if (scheduler->convert() == 0)
       return nullptr;
@@ -1660,8 +1669,9 @@ struct ZeroSchedulePass
       auto f = copy->lookupSymbol<func::FuncOp>(func.getSymName());
       deferParamGathers(f, which);
       double blocking = 0;
+      unsigned bucketed = 0;
       std::unique_ptr<Scheduler> scheduler =
-          scheduleFunction(f, model, blocking, bucketBytes);
+          scheduleFunction(f, model, blocking, bucketBytes, bucketed);
       it->second = scheduler ? scheduler->simulate() : 0.0;
       return it->second;
     };
@@ -1899,11 +1909,14 @@ struct ZeroSchedulePass
       int64_t peak = -1;
       unsigned relieved = 0;
       // The budget's search: the lowest peak so far, rounds since it
-      // fell, whether every prefetch was dropped, and whether the step was
-      // scheduled again without buckets.
+      // fell, rounds tried and their bound, whether every prefetch was
+      // dropped, how many collectives buckets merged, and whether the step
+      // was scheduled again without them.
       int64_t best = std::numeric_limits<int64_t>::max();
       unsigned stalled = 0;
+      unsigned rounds = 0, limit = 0;
       bool prefetchDropped = false;
+      unsigned bucketed = 0;
       bool unbucketed = false;
     };
     std::vector<Scheduled> scheduled;
@@ -1911,10 +1924,13 @@ struct ZeroSchedulePass
       if (func.isExternal())
         continue;
       double blocking = 0;
-      auto scheduler = scheduleFunction(func, model, blocking, bucketBytes);
+      unsigned bucketed = 0;
+      auto scheduler =
+          scheduleFunction(func, model, blocking, bucketBytes, bucketed);
       if (!scheduler)
         continue;
       scheduled.push_back({func, std::move(scheduler), blocking});
+      scheduled.back().bucketed = bucketed;
     }
     if (memoryBudget > 0 &&
         failed(holdBudget(scheduled, *unscheduled, model)))

@@ -40,6 +40,17 @@ func.func @entry_wrong_type(%w: memref<2xf32> {zero.param = "w"})
 
 // -----
 
+// A manifest entry whose grad_bytes (an accumulator's bytes per element) is
+// not a positive integer.
+// expected-error@+1 {{zero.manifest entry #0}}
+func.func @grad_bytes_zero(%w: memref<2xbf16> {zero.param = "w"})
+    attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
+                zero.manifest = [{name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64, grad_bytes = 0 : i64}]} {
+  return
+}
+
+// -----
+
 // A stage or world size out of range (world size 0 would divide by zero).
 // expected-error@+1 {{has zero.stage = 1 and zero.world_size = 0; the stage must be 0 to 3 and the world size at least 1}}
 func.func @world_size_zero(%w: memref<4xf32> {zero.param = "w"})

@@ -12,6 +12,22 @@
 // RUN: zero-opt %S/Inputs/two-layer.mlir --zero-partition="stage=2 world-size=2 accumulate=3 accumulate-f32=false" -o %t.off.mlir
 // RUN: zero-opt %S/Inputs/two-layer.mlir --zero-partition="stage=2 world-size=2 accumulate=3" -o %t.on.mlir
 // RUN: diff %t.off.mlir %t.on.mlir
+// The manifest records the accumulator's 4 bytes an element, and
+// zero-memory-report's model-state accounting counts the gradients at them
+// (stage 0: 25 elements x 4 bytes, next to 25 x 2 of bf16 parameters).
+// RUN: sed 's/f32/bf16/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=2 world-size=2 accumulate=3" | FileCheck %s --check-prefix=MANIFEST
+// MANIFEST: zero.manifest = [{grad_bytes = 4 : i64, name = "w1"{{.*}}}, {grad_bytes = 4 : i64, name = "w2"
+// RUN: sed 's/f32/bf16/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=0 world-size=2 accumulate=3" --zero-bufferize-step --zero-memory-report=output=- -o /dev/null | FileCheck %s --check-prefix=STATES
+// STATES:      "model_state_bytes": {
+// STATES-NEXT:   "grads": 100,
+// STATES-NEXT:   "optimizer_states": 50,
+// STATES-NEXT:   "params": 50
+// f64 gradients keep f64 accumulators (the contract's element types are
+// f32, bf16 and f64).
+// RUN: sed 's/f32/f64/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=2 world-size=2 accumulate=3" | FileCheck %s --check-prefix=F64
+// F64:     linalg.fill {zero.category = "grads"} ins(%{{.*}} : f64) outs(%{{.*}} : tensor<8xf64>)
+// F64-NOT: arith.truncf
+// F64-NOT: grad_bytes
 // The bf16 accumulating step bufferizes and lowers.
 // RUN: sed 's/f32/bf16/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=3 world-size=2 accumulate=3" --zero-lower-cpu -o /dev/null
 

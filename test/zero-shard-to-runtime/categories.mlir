@@ -40,3 +40,23 @@ func.func @plain(%w: tensor<4xf32>) -> tensor<8xf32> {
   %a = shard.all_gather %w on @g grid_axes = [0] gather_axis = 0 : tensor<4xf32> -> tensor<8xf32>
   return %a : tensor<8xf32>
 }
+
+// zero.category on a linalg op that writes a buffer (zero-partition's
+// rounding of an f32 gradient accumulator to bf16): its output buffer's
+// allocation counts to that category, and the mark leaves the op.
+// CHECK-LABEL: func.func @rounded(
+// CHECK:         %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64, zero.category = "grads"} : memref<8xbf16>
+// CHECK:         linalg.generic {{.*}} outs(%[[OUT]] : memref<8xbf16>)
+// CHECK-NOT:     zero.category
+// CHECK:         return
+func.func @rounded(%acc: tensor<8xf32>) -> tensor<8xbf16> {
+  %e = tensor.empty() : tensor<8xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%acc : tensor<8xf32>) outs(%e : tensor<8xbf16>) attrs = {zero.category = "grads"} {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<8xbf16>
+  return %r : tensor<8xbf16>
+}

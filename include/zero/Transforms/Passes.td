@@ -1264,8 +1264,11 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
     the gathers move from the end of the step, where nothing hides them, to
     the next step's forward pass. The step holds a parameter's shard next
     to its gathered copy, so its peak grows by the shards' bytes (and falls
-    between steps, where only the shards stay); under a `memory-budget` the
-    gathers stay at the end when deferring them would not fit.
+    between steps, where only the shards stay); under a `memory-budget`
+    that deferring every gather would break even with every collective
+    blocking, a prefix of them (in order of first use) is kept, found by
+    bisection on the blocking step's predicted peak, and the others stay
+    at the end.
 
     With `optimizer-in-backward`, a parameter whose gather stays in the
     step is updated in the backward pass: the wait of its reduction, the
@@ -1323,22 +1326,21 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
       (4 largest gradients; DeepSpeed's overlap_comm double-buffers
       buckets).
 
-    With `memory-budget` (bytes per rank), the scheduled step's predicted
-    peak (zero-memory-report's total, computed on a copy of the module
-    bufferized by `bufferize-pipeline`, the pipeline that follows this
-    pass) stays within the budget: while it does not, the collectives in
-    flight at the peak are relieved, latest wait first, until their
-    full-size buffers cover the excess: an all-gather starts after the
-    peak, past the next start or wait that is not another gather's start
-    (at its wait, if nothing is left between: the prefetch is dropped), a
-    reduction completes before it. When that stops lowering the peak,
-    every prefetch is dropped and the reductions go on; then, if the step
-    has buckets (whose gathered buffers live until their last member's
-    last use, where nothing is in flight to move), it is scheduled again
-    without them and relieved from the start; a function that still
-    cannot fit keeps its blocking collectives (a warning says so). A step whose peak exceeds the budget even with every
-    collective blocking is a located error, at the op where the peak is,
-    saying by how many bytes.
+    With `memory-budget` (bytes per rank), the scheduled step's predicted peak
+    (zero-memory-report's total, computed on a copy of the module bufferized by
+    `bufferize-pipeline`, the pipeline that follows this pass) stays within the
+    budget: while it does not, the collectives in flight at the peak are
+    relieved, latest wait first, until their full-size buffers cover the
+    excess: an all-gather starts after the peak, past the next start or wait
+    that is not another gather's start (at its wait, if nothing is left
+    between: the prefetch is dropped), a reduction completes before it. When
+    that stops lowering the peak, every prefetch is dropped and the reductions
+    go on; then, if the step has buckets (whose gathered buffers live until
+    their last member's last use, where nothing is in flight to move), it is
+    scheduled again without them and relieved from the start; a function that
+    still cannot fit keeps its blocking collectives (a warning says so). A step
+    whose peak exceeds the budget even with every collective blocking is a
+    located error, at the op where the peak is, saying by how many bytes.
 
     Collectives keep their relative order on every rank (it is program
     order), and each reduces exactly as its blocking form does, so the step

@@ -5,7 +5,8 @@
       the remark's predicted scheduled step is at most F times the blocking
       one (the cost model's numbers: exact, not a measured time);
   check_remark.py --report REPORT.json --budget B
-      zero-memory-report's predicted peak is at most B bytes.
+      zero-memory-report's predicted peak of @train_step is at most B
+      bytes.
 """
 
 import argparse
@@ -33,7 +34,12 @@ def main():
             print(f'FAIL: scheduled is more than {args.faster} x blocking')
             return 1
     if args.report:
-        peak = json.load(open(args.report))[0]['predicted_peak_bytes']
+        entries = [e for e in json.load(open(args.report))
+                   if e.get('function') == 'train_step']
+        if len(entries) != 1:
+            print('no train_step in the report')
+            return 1
+        peak = entries[0]['predicted_peak_bytes']
         print(f'predicted peak {peak} bytes, budget {args.budget}')
         if peak > args.budget:
             print('FAIL: over the budget')
