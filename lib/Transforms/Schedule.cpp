@@ -1602,9 +1602,8 @@ struct ZeroSchedulePass
             s.limit = roundLimit(s);
             continue;
           }
-          s.func.getBody().dropAllReferences();
-          s.func.getBody().getBlocks().clear();
         }
+        // takeBody drops the body it replaces.
         s.func.getBody().takeBody(original.getBody());
         s.func.emitWarning()
             << "zero-schedule: no schedule of @" << s.func.getSymName()

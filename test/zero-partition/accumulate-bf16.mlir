@@ -27,7 +27,15 @@
 // RUN: sed 's/f32/f64/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=2 world-size=2 accumulate=3" | FileCheck %s --check-prefix=F64
 // F64:     linalg.fill {zero.category = "grads"} ins(%{{.*}} : f64) outs(%{{.*}} : tensor<8xf64>)
 // F64-NOT: arith.truncf
-// F64-NOT: grad_bytes
+// The manifest (on the function, before the fill) has no grad_bytes.
+// RUN: sed 's/f32/f64/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=2 world-size=2 accumulate=3" | not grep grad_bytes
+// IR in torch-mlir's shape (f64): f64 accumulators, no grad_bytes, and it
+// lowers.
+// RUN: zero-opt %S/../../integration_tests/zero-run/Inputs/torch-gpt.mlir --zero-partition="stage=2 world-size=2 accumulate=2" -o %t.torch.mlir
+// RUN: FileCheck %s --check-prefix=TORCH < %t.torch.mlir
+// TORCH:     linalg.fill {zero.category = "grads"} ins(%{{.*}} : f64)
+// RUN: not grep grad_bytes %t.torch.mlir
+// RUN: zero-opt %t.torch.mlir --zero-lower-cpu -o /dev/null
 // The bf16 accumulating step bufferizes and lowers.
 // RUN: sed 's/f32/bf16/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=3 world-size=2 accumulate=3" --zero-lower-cpu -o /dev/null
 
