@@ -60,7 +60,7 @@ def _predict(bin_dir, tmp, layers, batch, dtype, host):
     passes = ['--zero-partition=stage=0 world-size=1', '--zero-schedule=target=cuda']
     if host:
         passes.append('--zero-offload=optimizer=host')
-    run([os.path.join(bin_dir, 'zero-opt'), module, *passes, '--zero-bufferize-step',
+    run([os.path.join(bin_dir, 'zero-opt'), module, *passes, '--zero-bufferize-step=target=cuda',
          f'--zero-memory-report=output={report} target=cuda', '-o', os.devnull],
         'zero-opt')
     r = json.load(open(report))[0]
@@ -85,6 +85,10 @@ def main():
     ap.add_argument('--device-gib', type=float, default=78.0,
                     help="the device memory a step may use (default 78: an H100's "
                          "80 GB less what CUDA's context takes)")
+    ap.add_argument('--host-gib', type=float, default=0,
+                    help="with optimizer=host, the page-locked host memory the "
+                         "step may use as well (0: no bound; the H100 machines "
+                         "have 128 GiB in all)")
     ap.add_argument('--d-model', type=int, default=1600)
     ap.add_argument('--heads', type=int, default=25)
     ap.add_argument('--seq', type=int, default=1024)
@@ -98,6 +102,11 @@ def main():
     if not args.device_gib > 0:
         fail("--device-gib must be positive")
     budget = int(args.device_gib * 2**30)
+    host_budget = int(args.host_gib * 2**30) if args.host_gib > 0 else None
+
+    def fits(layers, dtype, host):
+        device_bytes, host_bytes = predict(bin_dir, tmp, layers, args.batch, dtype, host)
+        return device_bytes <= budget and (host_budget is None or host_bytes <= host_budget)
     bin_dir = os.path.join(os.path.abspath(args.build), 'bin')
     for tool in ('zero-gen', 'zero-opt'):
         if not os.access(os.path.join(bin_dir, tool), os.X_OK):
@@ -108,18 +117,21 @@ def main():
             for host in (False, True):
                 where = 'optimizer=host' if host else 'on the device'
                 a, b = 2, 4
-                pa = predict(bin_dir, tmp, a, args.batch, dtype, host)[0]
-                pb = predict(bin_dir, tmp, b, args.batch, dtype, host)[0]
+                pa, ha = predict(bin_dir, tmp, a, args.batch, dtype, host)
+                pb, hb = predict(bin_dir, tmp, b, args.batch, dtype, host)
                 per_layer = (pb - pa) / (b - a)
-                if pa > budget or per_layer <= 0:
+                host_per_layer = (hb - ha) / (b - a)
+                if not fits(a, dtype, host) or per_layer <= 0:
                     fail(f"{dtype} {where}: {a} layers need "
-                         f"{pa / 2**30:.3f} GiB, over --device-gib")
+                         f"{pa / 2**30:.3f} GiB, over --device-gib or --host-gib")
                 depth = int((budget - pa) // per_layer) + a
+                if host and host_budget is not None and host_per_layer > 0:
+                    depth = min(depth, int((host_budget - ha) // host_per_layer) + a)
                 # Confirm: the depth fits, one more does not (step down or up
                 # if the affine model is off by a layer).
-                while depth > 1 and predict(bin_dir, tmp, depth, args.batch, dtype, host)[0] > budget:
+                while depth > 1 and not fits(depth, dtype, host):
                     depth -= 1
-                while predict(bin_dir, tmp, depth + 1, args.batch, dtype, host)[0] <= budget:
+                while fits(depth + 1, dtype, host):
                     depth += 1
                 peak, host_bytes = predict(bin_dir, tmp, depth, args.batch, dtype, host)
                 over = predict(bin_dir, tmp, depth + 1, args.batch, dtype, host)[0]
@@ -135,7 +147,8 @@ def main():
                       f"GiB, {per_layer / 2**20:.0f} MiB per layer", flush=True)
     print(f"\nd_model {args.d_model}, {args.heads} heads, sequence {args.seq}, batch "
           f"{args.batch}, vocabulary {args.vocab}; one GPU at stage 0, "
-          f"{args.device_gib:g} GiB; predicted "
+          f"{args.device_gib:g} GiB"
+          + (f", host {args.host_gib:g} GiB" if host_budget else '') + "; predicted "
           "by zero-memory-report target=cuda")
     print(f"{'dtype':5} {'optimizer':9} {'layers':>6} {'params':>8} {'device GiB':>10} "
           f"{'host GiB':>8}")
@@ -150,7 +163,11 @@ def main():
                   "the parameters")
     if args.json:
         with open(args.json + '.tmp', 'w') as f:
-            json.dump({'device_gib': args.device_gib, 'batch': args.batch, 'rows': rows},
+            json.dump({'device_gib': args.device_gib, 'host_gib': args.host_gib,
+                       'batch': args.batch,
+                       'shape': {'d_model': args.d_model, 'heads': args.heads,
+                                 'seq': args.seq, 'vocab': args.vocab},
+                       'rows': rows},
                       f, indent=1)
         os.replace(args.json + '.tmp', args.json)
 

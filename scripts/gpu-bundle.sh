@@ -49,7 +49,7 @@ case "$target" in
   cuda|cpu) ;;
   *) echo "gpu-bundle: error: GPU_BUNDLE_TARGET must be cuda or cpu, not '$target'" >&2; exit 2 ;;
 esac
-models="gpt-tiny gpt-d256"
+models="gpt-tiny gpt-d256 gpt-vocab"
 [ "${GPU_BUNDLE_SMALL:-0}" = 1 ] || models="$models gpt2-124m gpt2-124m-bf16"
 
 out=$1
@@ -62,6 +62,9 @@ t=$out.tmp
 "$bin/zero-gen" gpt --preset gpt-tiny -o "$t/steps/gpt-tiny.mlir"
 "$bin/zero-gen" gpt --d-model 256 --layers 4 --heads 4 --seq 128 --batch 2 \
   --vocab 256 -o "$t/steps/gpt-d256.mlir"
+# gpt-tiny with GPT-2's vocabulary: logits rows of 50,257 elements, which
+# target=cuda pads to aligned strides (zero-pad-gemm-rows).
+"$bin/zero-gen" gpt --preset gpt-tiny --vocab 50257 -o "$t/steps/gpt-vocab.mlir"
 "$bin/zero-gen" gpt --preset gpt2-124m --batch "${GPT2_BATCH:-8}" \
   -o "$t/steps/gpt2-124m.mlir"
 "$bin/zero-gen" gpt --preset gpt2-124m --batch "${GPT2_BATCH:-8}" \
@@ -75,9 +78,10 @@ for m in $models; do
   echo "gpu-bundle: $m"
   "$bin/zero-compile" "$t/steps/$m.mlir" --target "$target" -o "$t/bin/$m-cuda"
   # The prediction the device's measured peaks are held to: the same
-  # bufferized step (the CUDA lowering shares the CPU's bufferization),
-  # predicted for the cuda target (its bf16 GEMMs allocate nothing).
-  "$bin/zero-opt" "$t/steps/$m.mlir" --zero-bufferize-step \
+  # bufferized step (zero-bufferize-step for target=cuda: GEMM operands
+  # with padded rows), predicted for the cuda target (its bf16 GEMMs
+  # allocate nothing).
+  "$bin/zero-opt" "$t/steps/$m.mlir" --zero-bufferize-step="target=$target" \
     --zero-memory-report="output=$t/ref/$m.report.json target=cuda" -o /dev/null
 done
 # CPU references on the same initial parameters and batches (the driver
@@ -92,11 +96,38 @@ for m in $hosted; do
     --offload optimizer=host -o "$t/bin/$m-host"
   "$bin/zero-opt" "$t/steps/$m.mlir" --zero-partition="stage=0 world-size=1" \
     --zero-schedule="target=cuda" --zero-offload="optimizer=host" \
-    --zero-bufferize-step \
+    --zero-bufferize-step="target=$target" \
     --zero-memory-report="output=$t/ref/$m.host.report.json target=cuda" \
     -o /dev/null
 done
-for m in gpt-tiny gpt-d256; do
+# The deepest GPTs that fit the device, with and without optimizer=host, as
+# bench/offload_fit.py predicted them (GPU_BUNDLE_FIT=its --json output):
+# the binaries zero-compile makes of them, and the predictions check.py
+# holds their 3-step runs to. Minutes per binary on hundreds of layers.
+if [ -n "${GPU_BUNDLE_FIT:-}" ]; then
+  cp "$GPU_BUNDLE_FIT" "$t/ref/fit.json"
+  python3 - "$GPU_BUNDLE_FIT" > "$t/steps/fit.txt" <<'PY'
+import json, sys
+fit = json.load(open(sys.argv[1]))
+shape = fit.get('shape', {'d_model': 1600, 'heads': 25, 'seq': 1024, 'vocab': 50257})
+for r in fit['rows']:
+    print(r['dtype'], r['optimizer'], r['layers'], shape['d_model'], shape['heads'],
+          shape['seq'], shape['vocab'], fit['batch'])
+PY
+  while read -r dtype opt layers d heads seq vocab batch; do
+    name=fit-$dtype-$opt-$layers
+    echo "gpu-bundle: $name"
+    "$bin/zero-gen" gpt --d-model "$d" --heads "$heads" --layers "$layers" \
+      --seq "$seq" --vocab "$vocab" --batch "$batch" --dtype "$dtype" \
+      -o "$t/steps/$name.mlir"
+    offload=()
+    [ "$opt" = host ] && offload=(--offload optimizer=host)
+    "$bin/zero-compile" "$t/steps/$name.mlir" --target "$target" --stage 0 \
+      "${offload[@]}" -o "$t/bin/$name"
+    rm -f "$t/steps/$name.mlir"
+  done < "$t/steps/fit.txt"
+fi
+for m in gpt-tiny gpt-d256 gpt-vocab; do
   "$bin/zero-compile" "$t/steps/$m.mlir" -o "$t/steps/$m-cpu"
   "$t/steps/$m-cpu" --steps $steps --progress none \
     --stats-json "$t/ref/$m.cpu.json" > /dev/null

@@ -9,9 +9,11 @@ Checks (the CUDA issue's correctness and memory bars):
   runtime:   the runtime's RuntimeCuda.* GoogleTest units on the device
              (exact GEMMs in every form, copies, accounting, a kernel
              launched from PTX);
-  loss:      gpt-tiny and gpt d256 L4, 20 steps on the GPU (f32, TF32 off)
-             from the CPU run's initial parameters and batches: every
-             step's loss within 1e-4 relative of the CPU's;
+  loss:      gpt-tiny, gpt d256 L4 and gpt-tiny with GPT-2's vocabulary
+             (gpt-vocab: logits rows of 50,257, padded to aligned strides
+             on the GPU), 20 steps on the GPU (f32, TF32 off) from the CPU
+             run's initial parameters and batches: every step's loss within
+             1e-4 relative of the CPU's;
   repro:     a second GPU run gives the same losses and parameters, bit for
              bit;
   grads:     one step's gradients, parameter by parameter, within 1e-4
@@ -28,7 +30,11 @@ Checks (the CUDA issue's correctness and memory bars):
              ZeRO-Offload's placement (states in page-locked host memory,
              updates on the host): losses within 1e-4 of the on-device
              optimizer's, device and host bytes per category equal the
-             prediction, and both step times printed.
+             prediction, and both step times printed;
+  fit:       where the bundle has them (GPU_BUNDLE_FIT), the deepest GPTs
+             bench/offload_fit.py predicted to fit the device with and
+             without optimizer=host train 3 steps, and their measured peak
+             device and host bytes equal the prediction.
 Prints one line per check, writes OUTDIR/summary.json and the runs' stats,
 and exits 0 only if every check ran and passed. Needs python3 alone (no
 PyTorch): the CUDA driver and cuBLASLt are found on the machine (the
@@ -261,6 +267,53 @@ class Checks:
                     ('' if p.returncode == 0 else
                      f'; {lines[-1] if lines else ""}'))
 
+    def fit(self):
+        """The deepest GPTs bench/offload_fit.py predicted to fit the device
+        (ref/fit.json, with and without optimizer=host): each trains 3
+        steps, and its measured peak bytes, on the device and in host
+        memory, equal the prediction."""
+        path = os.path.join(self.bundle, 'ref', 'fit.json')
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            fit = json.load(f)
+        for r in fit['rows']:
+            name = f"fit-{r['dtype']}-{r['optimizer']}-{r['layers']}"
+            stats = os.path.join(self.out, f'{name}.json')
+            cmd = [os.path.join(self.bundle, 'bin', name), '--steps', '3',
+                   '--progress', 'none', '--stats-json', stats]
+            start = time.time()
+            try:
+                p = subprocess.run(cmd, env=self.env, capture_output=True,
+                                   text=True, timeout=max(self.timeout, 400))
+            except subprocess.TimeoutExpired:
+                self.record(f'{name} fits', False, 'did not finish in time')
+                continue
+            with open(os.path.join(self.out, f'{name}.stderr'), 'w') as f:
+                f.write(p.stderr)
+            if p.returncode != 0:
+                last = (p.stderr.strip().splitlines() or ['(no output)'])[-1]
+                self.record(f'{name} fits', False, f'exit {p.returncode}: {last}')
+                continue
+            with open(stats) as f:
+                s = json.load(f)
+            device = s['peak_bytes']['total']
+            host = s.get('host_peak_bytes', {}).get('total', 0)
+            same = (device == r['device_peak_bytes'] and
+                    host == r['host_peak_bytes'])
+            self.record(
+                f'{name} fits', same,
+                f"{r['layers']} layers ({r['params'] / 1e9:.2f}B parameters), "
+                f"optimizer on the {r['optimizer']}: 3 steps in "
+                f"{time.time() - start:.0f} s (median step "
+                f"{s['step_time_s']:.2f} s), loss {s['losses'][0]:.4f} -> "
+                f"{s['losses'][-1]:.4f}; measured peak {device / 2**30:.3f} GiB "
+                f"on the device, {host / 2**30:.3f} GiB in host memory; "
+                f"predicted {r['device_peak_bytes'] / 2**30:.3f} and "
+                f"{r['host_peak_bytes'] / 2**30:.3f}" +
+                ('' if same else ' (DIFFER)') +
+                f"; reserved {s['peak_bytes'].get('reserved', 0) / 2**30:.3f} GiB")
+
     def run(self, only):
         def want(name):
             return not only or name in only
@@ -276,7 +329,7 @@ class Checks:
         print(f"LD_LIBRARY_PATH={self.env['LD_LIBRARY_PATH']}", flush=True)
         if want('runtime'):
             self.unit_tests()
-        for model in ('gpt-tiny', 'gpt-d256'):
+        for model in ('gpt-tiny', 'gpt-d256', 'gpt-vocab'):
             if not want(model):
                 continue
             first = self.train(model, 'gpu1', 20)
@@ -310,6 +363,8 @@ class Checks:
                 self.memory(model, s, run[2])
             if model == 'gpt2-124m':
                 self.offload_host(model, 2, run)
+        if want('fit'):
+            self.fit()
         for f in (glob.glob(os.path.join(self.out, '*.params')) +
                   glob.glob(os.path.join(self.out, '*.grads'))):
             os.remove(f)
@@ -325,7 +380,7 @@ def main():
     parser.add_argument('bundle')
     parser.add_argument('out')
     parser.add_argument('--only', default='',
-                        help='comma-separated: runtime, gpt-tiny, gpt-d256, '
+                        help='comma-separated: runtime, gpt-tiny, gpt-d256, gpt-vocab, fit, '
                         'gpt2-124m')
     parser.add_argument('--timeout', type=float, default=240,
                         help='seconds one training run may take')

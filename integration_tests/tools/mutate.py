@@ -329,7 +329,7 @@ def pipelines():
                      for s in range(4)] +
                     [[p, '--zero-schedule=gemm-gflops=5 vector-gflops=0.5 '
                       'memory-gbps=1 memory-budget=500000 target=cuda',
-                      '--zero-bufferize-step', '--zero-memory-report=target=cuda']
+                      '--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda']
                      for p in part[1::5]],
         'offload': [[p, '--zero-schedule', f'--zero-offload={o}',
                      '--zero-bufferize-step', '--zero-memory-report']
@@ -362,7 +362,7 @@ def pipelines():
                    f'memory-budget={b} schedule={sch}']
                   for s, n in sw[::6] for b, sch in ((30000, 'true'), (300000, 'false'))] +
                  [[f'--zero-remat=memory-budget={b} target=cuda', p,
-                   '--zero-bufferize-step', '--zero-memory-report=target=cuda']
+                   '--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda']
                   for p in part[2::5] for b in (40000, 400000)],
         # target=cuda with PTX text (no ptxas), and the GPU passes alone
         # on lowered loops.
@@ -372,7 +372,7 @@ def pipelines():
                   f'world-size={n} memory-budget=300000 gemm-gflops=20 '
                   f'vector-gflops=2 memory-gbps=4'] for s, n in sw[1::6]] +
                 [['--zero-lower=target=cuda gpu-format=isa gpu-block-size=64'],
-                 ['--zero-bufferize-step', '--zero-alloc-categories',
+                 ['--zero-bufferize-step=target=cuda', '--zero-alloc-categories',
                   '--zero-linalg-to-runtime',
                   '--zero-lower-strided-copy=contiguous=true',
                   '--convert-linalg-to-parallel-loops',
@@ -380,7 +380,7 @@ def pipelines():
                   '--gpu-kernel-outlining', '--zero-gpu-launch-streams']],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}'],
-                   ['--zero-bufferize-step', '--zero-memory-report=target=cuda']] +
+                   ['--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda']] +
                   [[p, '--zero-bufferize-step', '--zero-memory-report']
                    for p in part],
     }

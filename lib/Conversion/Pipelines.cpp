@@ -39,7 +39,7 @@
 
 using namespace mlir;
 
-void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
+void zero::buildBufferizeStepPipeline(OpPassManager &pm, Target target) {
   // Transposed matmul operands are read in place (GEMM transpose flags)
   // rather than copied every step.
   pm.addPass(createZeroFoldTransposesPass());
@@ -80,6 +80,17 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm) {
   // copied into a parameter gathers into the parameter.
   pm.addNestedPass<func::FuncOp>(createZeroGatherIntoDestinationPass());
   pm.addPass(createZeroShardToRuntimePass());
+  // cuBLASLt's tensor-core kernels need leading dimensions aligned to 16
+  // bytes: a GEMM operand with odd rows (a vocabulary of 50,257) gets
+  // padded rows. Here rather than in the lowering, so that the memory
+  // prediction of the bufferized step counts the padding.
+  if (target == Target::CUDA)
+    pm.addNestedPass<func::FuncOp>(createZeroPadGemmRowsPass());
+}
+
+std::string zero::bufferizeStepPipelineText(Target target) {
+  return target == Target::CUDA ? "zero-bufferize-step{target=cuda}"
+                                : "zero-bufferize-step";
 }
 
 /// The CUDA toolkit gpu-module-to-binary takes ptxas and fatbinary from:
@@ -210,7 +221,7 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
 
 void zero::buildLowerCPUPipeline(OpPassManager &pm,
                                  const LowerCPUOptions &opts) {
-  buildBufferizeStepPipeline(pm);
+  buildBufferizeStepPipeline(pm, opts.target);
   // The signatures are final now: record them for drivers.
   ZeroStepAbiPassOptions abi;
   abi.target = opts.target;
@@ -230,10 +241,11 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     remat.target = opts.target;
     remat.predictPipeline =
         llvm::formatv("zero-partition{{stage={0} world-size={1} "
-                      "accumulate={2}},zero-bufferize-step",
+                      "accumulate={2}},{3}",
                       static_cast<int64_t>(opts.stage),
                       static_cast<int64_t>(opts.worldSize),
-                      static_cast<int64_t>(opts.accumulate))
+                      static_cast<int64_t>(opts.accumulate),
+                      bufferizeStepPipelineText(opts.target))
             .str();
     pm.addPass(createZeroRematPass(remat));
   }
@@ -251,6 +263,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     schedule.memoryGbps = opts.memoryGbps;
     schedule.memoryBudget = opts.memoryBudget;
     schedule.target = opts.target;
+    schedule.bufferizePipeline = bufferizeStepPipelineText(opts.target);
     pm.addPass(createZeroSchedulePass(schedule));
   }
   if (opts.offloadOptimizer != Placement::Device ||
@@ -289,11 +302,13 @@ void zero::registerZeroPipelines() {
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-cpu", "zero-lower, whose target is cpu unless given",
       buildLowerCPUPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<BufferizeStepOptions>(
       "zero-bufferize-step",
       "First half of zero-lower-cpu: bufferize a training step with the "
       "runtime's buffer ABI",
-      buildBufferizeStepPipeline);
+      [](OpPassManager &pm, const BufferizeStepOptions &opts) {
+        buildBufferizeStepPipeline(pm, opts.target);
+      });
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-to-llvm",
       "Second half of zero-lower-cpu: buffers to the LLVM dialect",

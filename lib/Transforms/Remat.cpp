@@ -422,6 +422,15 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       addPipelineDialects(predictPipeline, registry);
   }
 
+  /// predict-pipeline, where the default's zero-bufferize-step is the
+  /// target's: target=cuda pads GEMM rows, and the prediction must see it.
+  std::string predictPipelineText() const {
+    if (target == Target::CUDA &&
+        predictPipeline == "zero-partition,zero-bufferize-step")
+      return "zero-partition,zero-bufferize-step{target=cuda}";
+    return predictPipeline;
+  }
+
   /// A prediction: the peak, the index in forward_backward's block of the
   /// op during which it is first reached (-1: before the first), and how
   /// far and how long the step stays over the budget.
@@ -471,7 +480,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
           op.getLoc()));
     if (failed(pm.run(*copy)))
       return fb.emitError()
-             << "zero-remat: predict-pipeline '" << predictPipeline
+             << "zero-remat: predict-pipeline '" << predictPipelineText()
              << "' failed on a copy of the step (the errors above say why)";
     std::optional<Peak> peak;
     for (auto func : copy->getOps<func::FuncOp>()) {
@@ -502,7 +511,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     }
     if (!peak)
       return fb.emitError() << "zero-remat: predict-pipeline '"
-                            << predictPipeline
+                            << predictPipelineText()
                             << "' left no function with the ops of @"
                             << fb.getSymName() << " to predict";
     return *peak;
@@ -653,9 +662,10 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     PassManager pm(&getContext(), ModuleOp::getOperationName());
     std::string error;
     llvm::raw_string_ostream os(error);
-    if (failed(parsePassPipeline(predictPipeline, pm, os))) {
+    if (failed(parsePassPipeline(predictPipelineText(), pm, os))) {
       module.emitError() << "zero-remat: predict-pipeline '"
-                         << predictPipeline << "' does not parse: " << error;
+                         << predictPipelineText()
+                         << "' does not parse: " << error;
       return signalPassFailure();
     }
 

@@ -1441,6 +1441,14 @@ struct ZeroSchedulePass
       addPipelineDialects(bufferizePipeline, registry);
   }
 
+  /// bufferize-pipeline, where the default (zero-bufferize-step) is the
+  /// target's: target=cuda pads GEMM rows, and the prediction must see it.
+  std::string bufferizePipelineText() const {
+    if (target == Target::CUDA && bufferizePipeline == "zero-bufferize-step")
+      return "zero-bufferize-step{target=cuda}";
+    return bufferizePipeline;
+  }
+
   /// A function the budget applies to: a step function (zero.role), or
   /// one with collectives to schedule.
   static bool isStepFunction(func::FuncOp func) {
@@ -1474,16 +1482,17 @@ struct ZeroSchedulePass
     PassManager pm(ctx, ModuleOp::getOperationName());
     std::string error;
     llvm::raw_string_ostream os(error);
-    if (failed(parsePassPipeline(bufferizePipeline, pm, os)))
+    if (failed(parsePassPipeline(bufferizePipelineText(), pm, os)))
       return getOperation().emitError()
-             << "zero-schedule: bufferize-pipeline '" << bufferizePipeline
-             << "' does not parse: " << error;
+             << "zero-schedule: bufferize-pipeline '"
+             << bufferizePipelineText() << "' does not parse: " << error;
     OwningOpRef<ModuleOp> copy = module.clone();
     if (failed(pm.run(*copy)))
       return getOperation().emitError()
              << "zero-schedule: memory-budget: bufferizing a copy of the "
                 "step with '"
-             << bufferizePipeline << "' failed (the errors above say why)";
+             << bufferizePipelineText()
+             << "' failed (the errors above say why)";
     llvm::StringMap<Peak> peaks;
     for (StringRef name : names) {
       auto func = copy->lookupSymbol<func::FuncOp>(name);

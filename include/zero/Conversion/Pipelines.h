@@ -156,10 +156,29 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::init(3)};
 };
 
+/// zero-bufferize-step's options.
+struct BufferizeStepOptions : public PassPipelineOptions<BufferizeStepOptions> {
+  mlir::detail::PassOptions::Option<Target> target{
+      *this, "target",
+      llvm::cl::desc("What the step is bufferized for: target=cuda pads "
+                     "the rows of GEMM operands to aligned strides "
+                     "(zero-pad-gemm-rows), which the memory prediction "
+                     "must see"),
+      llvm::cl::init(Target::CPU),
+      llvm::cl::values(clEnumValN(Target::CPU, "cpu", "the CPU backend"),
+                       clEnumValN(Target::CUDA, "cuda", "the CUDA backend"))};
+};
+
 /// Tensors to buffers with the step ABI: read-only inputs, in-place optimizer
 /// parameters and states, out-parameters for everything else, and
-/// ownership-based deallocation of every temporary.
-void buildBufferizeStepPipeline(OpPassManager &pm);
+/// ownership-based deallocation of every temporary. For target=cuda, the
+/// rows of GEMM operands are padded to aligned strides.
+void buildBufferizeStepPipeline(OpPassManager &pm,
+                                Target target = Target::CPU);
+
+/// The textual form of zero-bufferize-step for `target`, for the passes
+/// that bufferize a copy of the step to predict its memory.
+std::string bufferizeStepPipelineText(Target target);
 
 /// Buffers to the LLVM dialect: matmuls to runtime GEMM calls, the rest to
 /// loops, allocations through the runtime's accounting allocator.
