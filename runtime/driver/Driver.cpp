@@ -19,6 +19,7 @@
 #include "OffloadSpec.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -28,6 +29,7 @@
 #include <csignal>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <sys/stat.h>
@@ -1438,42 +1440,81 @@ int train(const zrt_driver_program &program, Options &opts) {
                            static_cast<long long>(elements))
                   : error + format(" (the parameters take %zu bytes)", expected));
   }
-  for (size_t i = 0; i < abi.params.size() && opts.resume.empty(); ++i) {
-    const Param &p = abi.params[i];
-    Tensor &t = b.params[i];
-    HostView view(t, /*load=*/false);
-    bool sharded = t.elements != p.numel;
-    Tensor full = t;
-    full.data = view.data;
-    // The whole parameter, of which this rank keeps a slice: in runtime
-    // memory where the host can reach it (counted as activations during
-    // set-up), in the driver's own otherwise.
+  // In groups of up to kInitGroupBytes, whose parameters are drawn on
+  // threads of their own (each parameter's stream is its own, so the
+  // values do not depend on the threads): a deep model's billions of
+  // normal draws take seconds, not minutes.
+  constexpr size_t kInitGroupBytes = size_t(1) << 30;
+  struct Pending {
+    size_t index;
+    HostView view;
+    Tensor full;
     std::vector<char> fullHost;
-    if (sharded) {
-      if (hostMemory) {
-        full = allocate(p.numel, p.dtype, ZRT_ACTIVATIONS);
-      } else {
-        full.elements = p.numel;
-        fullHost.resize(full.bytes());
-        full.data = fullHost.data();
+    bool sharded;
+  };
+  for (size_t first = 0; first < abi.params.size() && opts.resume.empty();) {
+    std::vector<std::unique_ptr<Pending>> group;
+    size_t groupBytes = 0;
+    for (; first < abi.params.size() &&
+           (group.empty() || groupBytes < kInitGroupBytes);
+         ++first) {
+      const Param &p = abi.params[first];
+      Tensor &t = b.params[first];
+      auto q = std::make_unique<Pending>(
+          Pending{first, HostView(t, /*load=*/false), t, {}, false});
+      q->sharded = t.elements != p.numel;
+      q->full.data = q->view.data;
+      // The whole parameter, of which this rank keeps a slice: in runtime
+      // memory where the host can reach it (counted as activations during
+      // set-up), in the driver's own otherwise.
+      if (q->sharded) {
+        if (hostMemory) {
+          q->full = allocate(p.numel, p.dtype, ZRT_ACTIVATIONS);
+        } else {
+          q->full.elements = p.numel;
+          q->fullHost.resize(q->full.bytes());
+          q->full.data = q->fullHost.data();
+        }
       }
+      groupBytes += q->full.bytes();
+      if (!initBytes.empty()) {
+        std::memcpy(q->full.data, initBytes.data() + initOffset,
+                    q->full.bytes());
+        initOffset += q->full.bytes();
+      }
+      group.push_back(std::move(q));
     }
-    size_t eltBytes = dtypeBytes(p.dtype);
-    if (!initBytes.empty()) {
-      std::memcpy(full.data, initBytes.data() + initOffset, full.bytes());
-      initOffset += full.bytes();
-    } else {
-      initParam(p, static_cast<unsigned>(i), opts.seed, full.data);
+    if (initBytes.empty()) {
+      size_t workers = std::min<size_t>(
+          group.size(), std::max(1u, std::thread::hardware_concurrency()));
+      std::atomic<size_t> next{0};
+      auto draw = [&] {
+        for (size_t k; (k = next++) < group.size();)
+          initParam(abi.params[group[k]->index],
+                    static_cast<unsigned>(group[k]->index), opts.seed,
+                    group[k]->full.data);
+      };
+      std::vector<std::thread> threads;
+      for (size_t w = 1; w < workers; ++w)
+        threads.emplace_back(draw);
+      draw();
+      for (std::thread &th : threads)
+        th.join();
     }
-    if (sharded) {
-      int64_t begin = std::min<int64_t>(rank * p.shard, p.numel);
-      int64_t end = std::min<int64_t>(begin + p.shard, p.numel);
-      std::memcpy(view.data, static_cast<char *>(full.data) + begin * eltBytes,
-                  static_cast<size_t>(end - begin) * eltBytes);
-      if (hostMemory)
-        zrt_free(full.data);
+    for (auto &q : group) {
+      const Param &p = abi.params[q->index];
+      if (q->sharded) {
+        size_t eltBytes = dtypeBytes(p.dtype);
+        int64_t begin = std::min<int64_t>(rank * p.shard, p.numel);
+        int64_t end = std::min<int64_t>(begin + p.shard, p.numel);
+        std::memcpy(q->view.data,
+                    static_cast<char *>(q->full.data) + begin * eltBytes,
+                    static_cast<size_t>(end - begin) * eltBytes);
+        if (hostMemory)
+          zrt_free(q->full.data);
+      }
+      q->view.store();
     }
-    view.store();
   }
   if (opts.resume.empty())
     initMasterStates(abi, b, rank);

@@ -116,6 +116,10 @@ public:
   /// Returns a block from allocate() to the system. Never throws.
   virtual void deallocate(const Block &block) noexcept = 0;
 
+  /// Returns to the system what the backend holds beyond its live blocks
+  /// (the CUDA backend's empty segments). Never throws.
+  virtual void trim() noexcept {}
+
   /// Runs one validated GEMM. Throws Error for arguments the backend cannot
   /// take (for example sizes beyond its integer range).
   virtual void gemm(DType dtype, const GemmArgs &args) = 0;

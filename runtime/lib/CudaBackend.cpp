@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "SegmentArena.h"
 #include "ThreadPool.h"
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
@@ -31,6 +32,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <algorithm>
@@ -172,6 +174,13 @@ struct Plan {
 /// backend's own, and reported by gemmKernel().
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
 
+/// The device arena's segments: from 2 MiB (the driver's page on sm_90,
+/// what a cuMemAlloc holds at least), each new one as large as all before
+/// it, up to 1 GiB.
+constexpr std::size_t kDevicePageBytes = 2u << 20;
+constexpr std::size_t kMinSegmentBytes = kDevicePageBytes;
+constexpr std::size_t kMaxSegmentBytes = std::size_t(1) << 30;
+
 class CudaBackend;
 
 /// Host memory next to the device: page-locked blocks (cuMemHostAlloc,
@@ -228,21 +237,26 @@ public:
   Block allocate(std::size_t bytes, std::size_t alignment,
                  bool zeroed) override {
     makeCurrent();
-    // cuMemAlloc's blocks start at multiples of 256 bytes.
+    // cuMemAlloc's blocks, and the arena's, start at multiples of 256
+    // bytes.
     if (alignment > 256)
       throw Error("the CUDA backend aligns blocks to 256 bytes, and " +
                   std::to_string(alignment) + " were asked for");
     CUdeviceptr ptr = 0;
-    CUresult r = cu.cuMemAlloc_(&ptr, bytes);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
-      throw std::bad_alloc();
-    check(r, "cuMemAlloc");
+    if (arena) {
+      ptr = static_cast<CUdeviceptr>(arena->allocate(bytes));
+    } else {
+      CUresult r = cu.cuMemAlloc_(&ptr, bytes);
+      if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        throw std::bad_alloc();
+      check(r, "cuMemAlloc");
+    }
     Block block;
     block.ptr = block.handle = reinterpret_cast<void *>(ptr);
     if (zeroed) {
       CUresult z = cu.cuMemsetD8Async_(ptr, 0, bytes, computeStream);
       if (z != CUDA_SUCCESS) {
-        cu.cuMemFree_(ptr);
+        deallocate(block);
         check(z, "cuMemsetD8Async");
       }
     }
@@ -256,9 +270,19 @@ public:
   }
 
   void deallocate(const Block &block) noexcept override {
-    // cuMemFree waits for the device's work that may still use the block.
-    if (makeCurrentNoThrow())
+    // An arena block is handed out again at once, which is safe for the
+    // reason the runtime's cache is (every use of device memory is in
+    // order on the compute stream, or waited for by an event); cuMemFree
+    // waits for the device's work that may still use the block.
+    if (arena)
+      arena->deallocate(reinterpret_cast<std::uintptr_t>(block.handle));
+    else if (makeCurrentNoThrow())
       cu.cuMemFree_(device(block.handle));
+  }
+
+  void trim() noexcept override {
+    if (arena && makeCurrentNoThrow())
+      arena->trim();
   }
 
   void copyToHost(void *dst, const void *src, std::size_t bytes) override {
@@ -486,6 +510,35 @@ private:
     return true;
   }
 
+  /// Device blocks carved from segments (SegmentArena.h), unless
+  /// ZERO_CUDA_ALLOCATOR=driver asks for a cuMemAlloc per block.
+  void openArena() {
+    const char *choice = std::getenv("ZERO_CUDA_ALLOCATOR");
+    std::string allocator = choice && *choice ? choice : "segments";
+    if (allocator == "driver")
+      return;
+    if (allocator != "segments")
+      throw Error("ZERO_CUDA_ALLOCATOR=" + allocator +
+                  " is neither segments (the default: blocks carved from "
+                  "large cuMemAlloc segments) nor driver (a cuMemAlloc per "
+                  "block)");
+    arena = std::make_unique<SegmentArena>(
+        kMinSegmentBytes, kMaxSegmentBytes, kDevicePageBytes,
+        [this](std::size_t bytes, std::uintptr_t &base) {
+          CUdeviceptr ptr = 0;
+          CUresult r = cu.cuMemAlloc_(&ptr, bytes);
+          if (r == CUDA_ERROR_OUT_OF_MEMORY)
+            return false;
+          check(r, "cuMemAlloc");
+          base = static_cast<std::uintptr_t>(ptr);
+          return true;
+        },
+        [this](std::uintptr_t base) {
+          if (makeCurrentNoThrow())
+            cu.cuMemFree_(static_cast<CUdeviceptr>(base));
+        });
+  }
+
   /// Which device this process uses: ZERO_CUDA_DEVICE, else the rank's
   /// local rank (as MPI launchers tell it) modulo the devices there are.
   int chooseDevice(int count) const {
@@ -549,6 +602,7 @@ private:
     CUdeviceptr ws = 0;
     check(cu.cuMemAlloc_(&ws, kWorkspaceBytes), "cuMemAlloc (cuBLASLt workspace)");
     workspace = reinterpret_cast<void *>(ws);
+    openArena();
 
     size_t ltVersion = lt.cublasLtGetVersion_();
     kernelInfo.library = "cuBLASLt " + std::to_string(ltVersion / 10000) +
@@ -735,6 +789,8 @@ private:
   CUstream copyStream = nullptr;
   std::vector<std::pair<CUevent, CUevent>> copyEvents;
   std::vector<std::size_t> freeSlots;
+  /// Device blocks (null with ZERO_CUDA_ALLOCATOR=driver).
+  std::unique_ptr<SegmentArena> arena;
   static thread_local CudaBackend *currentOn;
 };
 

@@ -395,9 +395,15 @@ public:
       reservedBytes -= cachedBytes;
       cachedBytes = 0;
     }
-    for (const auto &[key, blocks] : taken)
+    std::vector<Backend *> owners;
+    for (const auto &[key, blocks] : taken) {
       for (const Block &block : blocks)
         key.owner->deallocate(block);
+      if (std::find(owners.begin(), owners.end(), key.owner) == owners.end())
+        owners.push_back(key.owner);
+    }
+    for (Backend *owner : owners)
+      owner->trim();
     return bytes;
   }
 
