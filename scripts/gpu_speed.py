@@ -7,6 +7,7 @@ bench/torch_gpt.py):
 
   python3 BUNDLE/speed.py BUNDLE OUTDIR [--steps N] [--warmup N]
                           [--modes eager,compile] [--precisions f32,bf16]
+                          [--torch-profile]
 
 f32 runs let matrix products use TF32 (PyTorch's allow_tf32, the binary's
 --tf32); bf16 is autocast in PyTorch and zero-gen --dtype bf16 (bf16
@@ -26,7 +27,8 @@ import sys
 import time
 
 
-def torch_run(config, batch, precision, mode, steps, warmup, device):
+def torch_run(config, batch, precision, mode, steps, warmup, device,
+              profile=False):
     import torch
     from torch_gpt import build_gpt
 
@@ -74,13 +76,32 @@ def torch_run(config, batch, precision, mode, steps, warmup, device):
         sync()
         times.append(time.perf_counter() - start)
     peak = torch.cuda.max_memory_allocated() if cuda else 0
+    top = []
+    if cuda and profile:
+        # Where eager's time goes, next to the binary's --sync-timing
+        # profile: one more step under the profiler, the kernels by device
+        # time (GEMMs, the fused attention, the elementwise ones).
+        try:
+            from torch.profiler import ProfilerActivity, profile as torch_profile
+            with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+                step()
+                sync()
+            events = [e for e in prof.key_averages()
+                      if getattr(e, 'device_time_total', 0) > 0]
+            events.sort(key=lambda e: e.device_time_total, reverse=True)
+            top = [{'name': e.key[:120], 'ms_per_step': e.device_time_total / 1e3,
+                    'launches_per_step': e.count} for e in events[:15]]
+        except Exception as e:  # the timing above stands without it
+            top = [{'name': f'profiler failed: {e}', 'ms_per_step': 0,
+                    'launches_per_step': 0}]
     del model, opt
     if cuda:
         torch.cuda.empty_cache()
     t = statistics.median(times[warmup:])
     return {'step_time_s': t, 'tokens_per_s': batch * T / t,
             'first_step_s': times[0], 'loss': float(loss),
-            'peak_bytes': peak, 'torch': torch.__version__}
+            'peak_bytes': peak, 'torch': torch.__version__,
+            **({'top_kernels': top} if top else {})}
 
 
 def binary_run(bundle, out, name, steps, extra, env):
@@ -119,6 +140,9 @@ def main():
     ap.add_argument('--warmup', type=int, default=3)
     ap.add_argument('--modes', default='eager,compile')
     ap.add_argument('--precisions', default='f32,bf16')
+    ap.add_argument('--torch-profile', action='store_true',
+                    help="profile one more step of PyTorch eager (torch.profiler): "
+                         "its kernels by device time, in speed.json")
     ap.add_argument('--peak-tf32', type=float, default=494.7e12)
     ap.add_argument('--peak-bf16', type=float, default=989.4e12)
     ap.add_argument('--device', default='cuda',
@@ -160,7 +184,14 @@ def main():
             try:
                 rows.append((f'PyTorch {mode}',
                              torch_run(config, batch, precision, mode,
-                                       args.steps, args.warmup, args.device)))
+                                       args.steps, args.warmup, args.device,
+                                       profile=args.torch_profile and
+                                       mode == 'eager')))
+                top = rows[-1][1].get('top_kernels')
+                if top:
+                    print(f"{precision:5} PyTorch {mode} profile (ms/step): " +
+                          ', '.join(f"{k['name'][:60]} {k['ms_per_step']:.2f}"
+                                    for k in top[:6]), flush=True)
             except Exception as e:  # one failing peer leaves the others
                 rows.append((f'PyTorch {mode}', {'error': str(e).splitlines()[0]}))
         eager = next((r for n, r in rows if n == 'PyTorch eager' and

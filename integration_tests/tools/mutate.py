@@ -378,6 +378,20 @@ def pipelines():
                   '--convert-linalg-to-parallel-loops',
                   '--zero-outline-loop-nests', '--zero-gpu-kernels',
                   '--gpu-kernel-outlining', '--zero-gpu-launch-streams']],
+        # zero-pad-gemm-rows on bufferized steps, alone and in
+        # target=cuda's bufferization, with every alignment and overhead
+        # bound it takes, then lowered.
+        'pad': [['--zero-bufferize-step', '--zero-pad-gemm-rows'],
+                ['--zero-bufferize-step', '--zero-pad-gemm-rows=row-alignment=16 '
+                 'max-overhead-percent=100', '--zero-memory-report'],
+                ['--zero-bufferize-step', '--zero-pad-gemm-rows=row-alignment=4096 '
+                 'max-overhead-percent=1000', '--zero-step-abi',
+                 '--zero-lower-to-llvm'],
+                ['--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda'],
+                ['--zero-bufferize-step=target=cuda', '--zero-step-abi=target=cuda',
+                 '--zero-lower-to-llvm=target=cuda gpu-format=isa']] +
+               [[p, '--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda']
+                for p in part[::4]],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],
                    ['--zero-bufferize-step', '--zero-memory-report=output={out}'],
                    ['--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda']] +
