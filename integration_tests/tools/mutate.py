@@ -379,8 +379,9 @@ def pipelines():
                   '--zero-outline-loop-nests', '--zero-gpu-kernels',
                   '--gpu-kernel-outlining', '--zero-gpu-launch-streams']],
         # zero-pad-gemm-rows on bufferized steps, alone and in
-        # target=cuda's bufferization, with every alignment and overhead
-        # bound it takes, then lowered.
+        # target=cuda's bufferization (with zero-linalg-to-runtime's
+        # bf16-results), with every alignment and overhead bound it takes,
+        # then lowered.
         'pad': [['--zero-bufferize-step', '--zero-pad-gemm-rows'],
                 ['--zero-bufferize-step', '--zero-pad-gemm-rows=row-alignment=16 '
                  'max-overhead-percent=100', '--zero-memory-report'],
@@ -389,7 +390,11 @@ def pipelines():
                  '--zero-lower-to-llvm'],
                 ['--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda'],
                 ['--zero-bufferize-step=target=cuda', '--zero-step-abi=target=cuda',
-                 '--zero-lower-to-llvm=target=cuda gpu-format=isa']] +
+                 '--zero-lower-to-llvm=target=cuda gpu-format=isa'],
+                # zero-linalg-to-runtime's bf16-results on its own.
+                ['--zero-bufferize-step', '--zero-linalg-to-runtime=bf16-results=true'],
+                ['--zero-bufferize-step', '--zero-linalg-to-runtime=bf16-results=true '
+                 'bf16-results-only=true', '--zero-memory-report=target=cuda']] +
                [[p, '--zero-bufferize-step=target=cuda', '--zero-memory-report=target=cuda']
                 for p in part[::4]],
         'memory': [['--zero-bufferize-step', '--zero-memory-report'],

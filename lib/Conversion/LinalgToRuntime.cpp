@@ -114,6 +114,196 @@ linalg::FillOp zeroFillOf(Value c, Operation *op) {
   return {};
 }
 
+/// A mixed-precision matmul's f32 result that exists only to be rounded to
+/// bf16 (bf16-results): the rounding, the bf16 buffer it writes, and what
+/// goes when one GEMM writes that buffer instead.
+struct Rounding {
+  linalg::GenericOp round;
+  Value out;
+  /// How the f32 buffer starts: zero-filled (the GEMM overwrites, beta 0),
+  /// or the exact widening of bf16 values (a bias broadcast): that op then
+  /// writes them into the bf16 buffer, which the GEMM accumulates into
+  /// (beta 1; bf16 widens to f32 exactly, so the sum is the same).
+  linalg::FillOp fill;
+  linalg::GenericOp widen;
+  /// The f32 buffer's subview (zero-pad-gemm-rows's), allocation and
+  /// deallocations.
+  Operation *view = nullptr;
+  memref::AllocOp alloc;
+  SmallVector<Operation *> deallocs;
+};
+
+/// Whether `op` is an elementwise linalg.generic that only rounds its one
+/// f32 input into its one bf16 init.
+bool isBf16Rounding(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.back());
+  return trunc && yield && trunc.getIn() == body.getArgument(0) &&
+         trunc.getType().isBF16() && trunc.getIn().getType().isF32() &&
+         yield.getNumOperands() == 1 && yield.getOperand(0) == trunc;
+}
+
+/// Whether `op` is an elementwise linalg.generic that only widens its one
+/// bf16 input (any indexing map: a broadcast) into its one f32 init.
+bool isBf16Widening(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.back());
+  return ext && yield && ext.getIn() == body.getArgument(0) &&
+         ext.getIn().getType().isBF16() && ext.getType().isF32() &&
+         yield.getNumOperands() == 1 && yield.getOperand(0) == ext;
+}
+
+/// The op just before `op` (nothing but ops without memory effects in
+/// between) if it is a bf16 widening into `c`.
+linalg::GenericOp widenedInitOf(Value c, Operation *op) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(prev))
+      return generic.getDpsInits()[0] == c && isBf16Widening(generic)
+                 ? generic
+                 : linalg::GenericOp();
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
+}
+
+/// The rounding of `op`'s f32 result, if that result is a fresh buffer
+/// used by nothing else (see bf16-results).
+std::optional<Rounding> roundingOf(linalg::LinalgOp op) {
+  Value c = op.getDpsInits()[0];
+  Rounding r;
+  r.fill = zeroFillOf(c, op);
+  if (!r.fill)
+    r.widen = widenedInitOf(c, op);
+  if (!r.fill && !r.widen)
+    return std::nullopt;
+  Value root = c;
+  if (auto view = c.getDefiningOp<memref::SubViewOp>()) {
+    // A subview at the origin with unit strides: zero-pad-gemm-rows's.
+    if (!llvm::all_of(view.getStaticOffsets(),
+                      [](int64_t o) { return o == 0; }) ||
+        !llvm::all_of(view.getStaticStrides(),
+                      [](int64_t s) { return s == 1; }))
+      return std::nullopt;
+    r.view = view;
+    root = view.getSource();
+  }
+  r.alloc = root.getDefiningOp<memref::AllocOp>();
+  if (!r.alloc)
+    return std::nullopt;
+  // Through a view, the allocation has no other users than the view and
+  // its deallocations (the loop below sees the view's users).
+  if (r.view) {
+    for (Operation *user : root.getUsers()) {
+      if (isa<memref::DeallocOp>(user))
+        r.deallocs.push_back(user);
+      else if (user != r.view)
+        return std::nullopt;
+    }
+  }
+  for (Operation *user : c.getUsers()) {
+    if (user == op.getOperation() ||
+        (r.fill && user == r.fill.getOperation()) ||
+        (r.widen && user == r.widen.getOperation()))
+      continue;
+    if (!r.view && isa<memref::DeallocOp>(user)) {
+      r.deallocs.push_back(user);
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || r.round || !isBf16Rounding(generic) ||
+        generic.getDpsInputs()[0] != c ||
+        generic->getBlock() != op->getBlock() ||
+        !op->isBeforeInBlock(generic))
+      return std::nullopt;
+    r.round = generic;
+  }
+  if (!r.round)
+    return std::nullopt;
+  r.out = r.round.getDpsInits()[0];
+  auto outType = dyn_cast<MemRefType>(r.out.getType());
+  if (!outType || !hasContiguousRows(outType) ||
+      outType.getShape() != cast<MemRefType>(c.getType()).getShape())
+    return std::nullopt;
+  // Between the two: nothing that reads or writes memory, but allocations
+  // and the deallocation of buffers other than the bf16 one (the GEMM
+  // takes the matmul's place, where its operands are still live).
+  Value outBuffer = zero::getViewedBuffer(r.out);
+  for (Operation *between = op->getNextNode(); between != r.round;
+       between = between->getNextNode()) {
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(between)) {
+      if (zero::getViewedBuffer(dealloc.getMemref()) == outBuffer)
+        return std::nullopt;
+      continue;
+    }
+    if (!isa<memref::AllocOp>(between) && !isMemoryEffectFree(between))
+      return std::nullopt;
+  }
+  // The bf16 buffer must exist where the GEMM (or the widening that starts
+  // it) runs: defined before, or an allocation (and a view of it) in the
+  // same block that can move up.
+  Operation *first = r.widen ? r.widen.getOperation() : op.getOperation();
+  Operation *def = r.out.getDefiningOp();
+  if (def && def->getBlock() == op->getBlock() && !def->isBeforeInBlock(first)) {
+    if (auto view = dyn_cast<memref::SubViewOp>(def)) {
+      Operation *base = view.getSource().getDefiningOp();
+      if (!base || !isa<memref::AllocOp>(base) ||
+          base->getNumOperands() != 0 || base->getBlock() != op->getBlock() ||
+          !llvm::all_of(view->getOperands(),
+                        [&](Value v) { return v == view.getSource(); }))
+        return std::nullopt;
+    } else if (!isa<memref::AllocOp>(def) || def->getNumOperands() != 0) {
+      return std::nullopt;
+    }
+  } else if (def && def->getBlock() != op->getBlock()) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+/// Moves the bf16 buffer's allocation (and its view) up before `first`,
+/// where roundingOf allowed it.
+void defineBefore(Value out, Operation *first) {
+  Operation *def = out.getDefiningOp();
+  if (!def || def->getBlock() != first->getBlock() ||
+      def->isBeforeInBlock(first))
+    return;
+  if (auto view = dyn_cast<memref::SubViewOp>(def)) {
+    Operation *base = view.getSource().getDefiningOp();
+    if (!base->isBeforeInBlock(first))
+      base->moveBefore(first);
+  }
+  def->moveBefore(first);
+}
+
+/// Makes the widening that initializes a rounded GEMM's f32 buffer write
+/// the bf16 buffer instead (the same values: bf16 in, bf16 out), with the
+/// bf16 buffer's allocation moved up before it.
+void widenIntoBf16(Rounding &r) {
+  r.widen.getDpsInitsMutable()[0].set(r.out);
+  Block &body = r.widen.getRegion().front();
+  Operation *ext = &body.front();
+  body.getArgument(1).setType(
+      cast<MemRefType>(r.out.getType()).getElementType());
+  ext->getResult(0).replaceAllUsesWith(body.getArgument(0));
+  ext->erase();
+}
+
 struct ZeroLinalgToRuntimePass
     : public zero::impl::ZeroLinalgToRuntimePassBase<ZeroLinalgToRuntimePass> {
   using Base::Base;
@@ -121,17 +311,23 @@ struct ZeroLinalgToRuntimePass
   void runOnOperation() override;
 
 private:
-  LogicalResult rewrite(linalg::LinalgOp op, bool batched, Transposition t);
+  LogicalResult rewrite(linalg::LinalgOp op, bool batched, Transposition t,
+                        Rounding *rounding);
 };
 
 LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
-                                               bool batched, Transposition t) {
+                                               bool batched, Transposition t,
+                                               Rounding *rounding) {
   Value a = op.getDpsInputs()[0], bm = op.getDpsInputs()[1];
-  Value c = op.getDpsInits()[0];
-  Type elementType = cast<MemRefType>(c.getType()).getElementType();
+  // With a rounding, the GEMM writes the rounding's bf16 buffer.
+  Value c = rounding ? rounding->out : op.getDpsInits()[0];
+  // The type of beta: C's, or f32 for a bf16 result (the accumulation's).
+  Type elementType =
+      cast<MemRefType>(op.getDpsInits()[0].getType()).getElementType();
   // bf16 operands accumulate into f32 (a mixed-precision matmul).
   bool mixed = cast<MemRefType>(a.getType()).getElementType().isBF16();
-  StringRef suffix = mixed                ? "bf16_f32"
+  StringRef suffix = rounding             ? "bf16_bf16"
+                     : mixed              ? "bf16_f32"
                      : elementType.isF32() ? "f32"
                                            : "f64";
 
@@ -163,6 +359,9 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   if (failed(callee))
     return failure();
 
+  if (rounding)
+    defineBefore(rounding->out, rounding->widen ? rounding->widen.getOperation()
+                                                : op.getOperation());
   OpBuilder b(op);
   Location loc = op.getLoc();
   zero::BufferView va = zero::getBufferView(b, loc, a),
@@ -189,7 +388,9 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   pushStrides(vb);
   // linalg.matmul accumulates into its init: beta = 1, or 0 where the init
   // was just filled with zeros (the fill goes).
-  linalg::FillOp zeroFill = zeroFillOf(c, op);
+  linalg::FillOp zeroFill = rounding ? rounding->fill : zeroFillOf(c, op);
+  if (rounding && rounding->widen)
+    widenIntoBf16(*rounding);
   args.push_back(arith::ConstantOp::create(
       b, loc, elementType, b.getFloatAttr(elementType, zeroFill ? 0.0 : 1.0)));
   args.push_back(vc.ptr);
@@ -197,9 +398,18 @@ LogicalResult ZeroLinalgToRuntimePass::rewrite(linalg::LinalgOp op,
   func::CallOp::create(b, loc, *callee, args);
   LLVM_DEBUG(llvm::dbgs() << "lowered " << op->getName() << " to " << name
                           << "\n");
+  if (rounding)
+    rounding->round->erase();
   op->erase();
   if (zeroFill)
     zeroFill->erase();
+  if (rounding) {
+    for (Operation *dealloc : rounding->deallocs)
+      dealloc->erase();
+    if (rounding->view)
+      rounding->view->erase();
+    rounding->alloc->erase();
+  }
   return success();
 }
 
@@ -208,6 +418,7 @@ void ZeroLinalgToRuntimePass::runOnOperation() {
     linalg::LinalgOp op;
     bool batched;
     Transposition t;
+    std::optional<Rounding> rounding;
   };
   SmallVector<Gemm> worklist;
   getOperation().walk([&](linalg::LinalgOp op) {
@@ -236,10 +447,16 @@ void ZeroLinalgToRuntimePass::runOnOperation() {
           !hasContiguousRows(type))
         return;
     }
-    worklist.push_back({op, batched, *t});
+    std::optional<Rounding> rounding;
+    if (bf16Results && inputType.isBF16())
+      rounding = roundingOf(op);
+    if (bf16ResultsOnly && !rounding)
+      return;
+    worklist.push_back({op, batched, *t, std::move(rounding)});
   });
   for (Gemm &g : worklist)
-    if (failed(rewrite(g.op, g.batched, g.t)))
+    if (failed(rewrite(g.op, g.batched, g.t,
+                       g.rounding ? &*g.rounding : nullptr)))
       return signalPassFailure();
 }
 

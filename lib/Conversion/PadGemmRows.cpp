@@ -11,6 +11,7 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,6 +42,20 @@ bool isGemm(Operation *op) {
   return isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op);
 }
 
+/// Whether `user` writes `buffer` as the elementwise bf16 rounding of a
+/// buffer a GEMM uses: what zero-linalg-to-runtime's bf16-results turns
+/// into that GEMM writing `buffer` itself.
+bool roundsGemmResultInto(Operation *user, Value buffer) {
+  auto generic = dyn_cast<linalg::GenericOp>(user);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != buffer)
+    return false;
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2 || !isa<arith::TruncFOp>(body.front()))
+    return false;
+  return llvm::any_of(generic.getDpsInputs()[0].getUsers(), isGemm);
+}
+
 struct ZeroPadGemmRowsPass
     : public zero::impl::ZeroPadGemmRowsPassBase<ZeroPadGemmRowsPass> {
   using Base::Base;
@@ -65,7 +80,7 @@ struct ZeroPadGemmRowsPass
     for (Operation *user : alloc->getUsers()) {
       if (!takesStridedBuffer(user))
         return {};
-      gemm |= isGemm(user);
+      gemm |= isGemm(user) || roundsGemmResultInto(user, alloc);
     }
     if (!gemm)
       return {};

@@ -84,8 +84,16 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm, Target target) {
   // bytes: a GEMM operand with odd rows (a vocabulary of 50,257) gets
   // padded rows. Here rather than in the lowering, so that the memory
   // prediction of the bufferized step counts the padding.
-  if (target == Target::CUDA)
+  if (target == Target::CUDA) {
     pm.addNestedPass<func::FuncOp>(createZeroPadGemmRowsPass());
+    // A bf16 GEMM's f32 result that is only rounded: cuBLASLt writes the
+    // bf16 buffer itself (half the bytes, one pass fewer). Lowered here,
+    // for the same reason: the prediction must not count the f32 buffer.
+    ZeroLinalgToRuntimePassOptions rounded;
+    rounded.bf16Results = true;
+    rounded.bf16ResultsOnly = true;
+    pm.addPass(createZeroLinalgToRuntimePass(rounded));
+  }
 }
 
 std::string zero::bufferizeStepPipelineText(Target target) {

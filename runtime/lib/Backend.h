@@ -31,8 +31,8 @@ public:
 };
 
 /// Element types of the collectives (all three) and of the GEMMs (f32, f64;
-/// BF16 for a GEMM means bf16 A and B into an f32 C, see
-/// Backend::nativeBf16Gemm).
+/// BF16 for a GEMM means bf16 A and B into an f32 C, or a bf16 one with
+/// GemmArgs::bf16C, see Backend::nativeBf16Gemm).
 enum class DType { F32, F64, BF16 };
 
 inline int32_t dtypeBytes(DType t) {
@@ -54,6 +54,9 @@ struct GemmArgs {
   double beta;
   void *c;
   int64_t ldc;
+  /// With DType::BF16: C is bf16 (the f32 result rounded once, to nearest
+  /// even) instead of f32. Only backends with a native bf16 GEMM take it.
+  bool bf16C = false;
 };
 
 /// A validated batched GEMM: batch >= 2 products as in GemmArgs, matrix i

@@ -142,7 +142,7 @@ void resolve(void *handle, const std::string &library, const char *name,
 /// The GEMM shapes that reuse a matmul plan (descriptors and algorithm).
 struct PlanKey {
   int dtype;
-  bool transA, transB, tf32, betaZero;
+  bool transA, transB, tf32, betaZero, bf16C;
   /// The alignment every matrix of A, B and C has (bytes, up to 256):
   /// operands are often views into larger buffers (a head's slice), and an
   /// algorithm chosen for 16-byte alignment must not see 4-byte pointers.
@@ -630,6 +630,7 @@ private:
     key.transB = g.transB;
     key.tf32 = tf32 && dtype == DType::F32;
     key.betaZero = g.beta == 0;
+    key.bf16C = dtype == DType::BF16 && g.bf16C;
     key.batch = batch;
     key.m = g.m;
     key.n = g.n;
@@ -641,7 +642,7 @@ private:
     key.strideB = strideB;
     key.strideC = strideC;
     const int64_t abBytes = dtype == DType::F64 ? 8 : dtype == DType::F32 ? 4 : 2;
-    const int64_t cBytes = dtype == DType::F64 ? 8 : 4;
+    const int64_t cBytes = dtype == DType::F64 ? 8 : key.bf16C ? 2 : 4;
     key.alignA = alignment(g.a, batch > 1 ? strideA * abBytes : 0);
     key.alignB = alignment(g.b, batch > 1 ? strideB * abBytes : 0);
     key.alignC = alignment(g.c, batch > 1 ? strideC * cBytes : 0);
@@ -662,8 +663,11 @@ private:
       break;
     case DType::BF16:
     default:
+      // f32 accumulation; C and D bf16 where the result is rounded (the
+      // epilogue rounds to nearest even, as arith.truncf).
       ab = CUDA_R_16BF;
-      cd = scale = CUDA_R_32F;
+      cd = key.bf16C ? CUDA_R_16BF : CUDA_R_32F;
+      scale = CUDA_R_32F;
       compute = CUBLAS_COMPUTE_32F;
       break;
     }
@@ -742,6 +746,7 @@ private:
       throw Error("cuBLASLt has no algorithm for a " +
                   std::string(dtype == DType::F32   ? "f32"
                               : dtype == DType::F64 ? "f64"
+                              : key.bf16C           ? "bf16 x bf16 -> bf16"
                                                     : "bf16 x bf16 -> f32") +
                   " GEMM of m = " + std::to_string(g.m) +
                   ", n = " + std::to_string(g.n) + ", k = " +

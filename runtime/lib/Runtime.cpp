@@ -608,6 +608,8 @@ struct GemmCall {
   double beta;
   void *c;
   int64_t strideC, ldc;
+  /// C is bf16 (with DType::BF16 on a native backend): see GemmArgs.
+  bool bf16C = false;
 };
 
 void checkNonNegative(const char *name, int64_t value) {
@@ -797,8 +799,9 @@ void gemm(DType dtype, GemmCall g, bool batched) {
       checkLeadingDim("ldb", g.ldb, "B", g.transB ? "k" : "n", bCols);
       checkNotNull("a", g.a);
       checkNotNull("b", g.b);
-      GemmArgs args{g.transA, g.transB, g.m,   g.n, g.k,  g.a,
-                    g.lda,    g.b,      g.ldb, g.beta, g.c, g.ldc};
+      GemmArgs args{g.transA, g.transB, g.m,   g.n,    g.k,   g.a,
+                    g.lda,    g.b,      g.ldb, g.beta, g.c,   g.ldc,
+                    g.bf16C};
       if (g.batch == 1) {
         backend().gemm(dtype, args);
       } else {
@@ -877,6 +880,60 @@ void gemmBF16(GemmCall g, bool batched) {
   g.b = widen(wb, "b", g.b, g.strideB, g.ldb, bRows, bCols, "ldb",
               g.transB ? "k" : "n");
   gemm(DType::F32, g, batched);
+}
+
+/// A GEMM of bf16 A and B into bf16 C, accumulated in f32 and rounded once
+/// (zrt_gemm_bf16_bf16). A backend with a native bf16 GEMM writes C as it
+/// is; otherwise the f32 result goes to a temporary (C widened into it
+/// first unless beta is 0), which is rounded into C: the same bits as an
+/// f32 C followed by arith.truncf.
+void gemmBF16Result(GemmCall g, bool batched) {
+  if (g.batch <= 0 || g.m <= 0 || g.n <= 0) {
+    g.bf16C = true;
+    return gemm(DType::BF16, g, batched);
+  }
+  if (backend().nativeBf16Gemm()) {
+    g.bf16C = true;
+    return gemm(DType::BF16, g, batched);
+  }
+  if (batched)
+    checkNonNegative("batch", g.batch);
+  if (g.batch <= 1)
+    g.strideC = 0;
+  if (g.m == 1)
+    g.ldc = std::max(g.ldc, g.n);
+  checkLeadingDim("ldc", g.ldc, "C", "n", g.n);
+  checkNotNull("c", g.c);
+  if (g.batch > 1) {
+    checkNonNegative("stride_c", g.strideC);
+    checkDisjointC(g);
+  }
+  struct Temporary {
+    void *data = nullptr;
+    ~Temporary() {
+      if (data)
+        memory().release(data);
+    }
+  } wide;
+  std::size_t count = static_cast<std::size_t>(g.batch * g.m * g.n);
+  wide.data = memory().allocate(count * sizeof(float), kMinAlignment,
+                                ZRT_ACTIVATIONS, /*zeroed=*/false);
+  auto *c = static_cast<uint16_t *>(g.c);
+  auto *f = static_cast<float *>(wide.data);
+  auto forEach = [&](auto &&fn) {
+    for (int64_t i = 0; i < g.batch; ++i)
+      for (int64_t r = 0; r < g.m; ++r)
+        for (int64_t j = 0; j < g.n; ++j)
+          fn(c[i * g.strideC + r * g.ldc + j], f[(i * g.m + r) * g.n + j]);
+  };
+  if (g.beta != 0)
+    forEach([](uint16_t &bits, float &x) { x = bf16ToFloat(bits); });
+  GemmCall wideCall = g;
+  wideCall.c = wide.data;
+  wideCall.ldc = g.n;
+  wideCall.strideC = g.m * g.n;
+  gemmBF16(wideCall, batched);
+  forEach([](uint16_t &bits, float &x) { bits = floatToBF16(x); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -1520,6 +1577,34 @@ void zrt_gemm_batched_bf16_f32(int32_t trans_a, int32_t trans_b,
                           stride_a, lda, b, stride_b, ldb, beta, c, stride_c,
                           ldc},
                  true);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_bf16_bf16(int32_t trans_a, int32_t trans_b, int64_t m,
+                        int64_t n, int64_t k, const uint16_t *a, int64_t lda,
+                        const uint16_t *b, int64_t ldb, float beta,
+                        uint16_t *c, int64_t ldc) {
+  if (!guarded("zrt_gemm_bf16_bf16", [&] {
+        gemmBF16Result(GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0,
+                                lda, b, 0, ldb, beta, c, 0, ldc},
+                       false);
+      }))
+    reportFatal();
+}
+
+void zrt_gemm_batched_bf16_bf16(int32_t trans_a, int32_t trans_b,
+                                int64_t batch, int64_t m, int64_t n,
+                                int64_t k, const uint16_t *a,
+                                int64_t stride_a, int64_t lda,
+                                const uint16_t *b, int64_t stride_b,
+                                int64_t ldb, float beta, uint16_t *c,
+                                int64_t stride_c, int64_t ldc) {
+  if (!guarded("zrt_gemm_batched_bf16_bf16", [&] {
+        gemmBF16Result(GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a,
+                                stride_a, lda, b, stride_b, ldb, beta, c,
+                                stride_c, ldc},
+                       true);
       }))
     reportFatal();
 }

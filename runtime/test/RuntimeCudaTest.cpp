@@ -222,6 +222,18 @@ TEST_F(RuntimeCuda, GemmsMatchExactReferences) {
       zrt_gemm_bf16_f32(ta, tb, m, n, k, ha, lda, hb, ldb, 0.5f, hc, ldc);
       EXPECT_EQ(host(hc, cf.size()), std::vector<float>(want.begin(), want.end()));
 
+      // A bf16 result (cuBLASLt's bf16 D): every value here is exact in
+      // bf16, so rounding changes nothing.
+      std::vector<uint16_t> ch, wantBf16;
+      for (double v : c)
+        ch.push_back(toBf16(v));
+      for (double v : want)
+        wantBf16.push_back(toBf16(v));
+      uint16_t *hcb = device(ch);
+      zrt_gemm_bf16_bf16(ta, tb, m, n, k, ha, lda, hb, ldb, 0.5f, hcb, ldc);
+      EXPECT_EQ(host(hcb, ch.size()), wantBf16);
+      zrt_free(hcb);
+
       for (void *p : {(void *)da, (void *)db, (void *)dc, (void *)ea,
                       (void *)eb, (void *)ec, (void *)ha, (void *)hb,
                       (void *)hc})

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeTestSupport.h"
+#include "../lib/BFloat16.h"
 
 #include <climits>
 #include <cstring>
@@ -437,6 +438,61 @@ uint16_t bf16Bits(float f) {
   return static_cast<uint16_t>(u >> 16); // exact for the small integers used
 }
 } // namespace
+
+// bf16 operands into bf16 C: the f32 result rounded once, to nearest even,
+// exactly what zrt_gemm_bf16_f32 followed by a rounding gives (values with
+// more bits than bf16 holds, so the rounding matters); beta reads the bf16
+// C; batched with strides and ldc beyond n; the f32 temporaries are freed.
+TEST_F(RuntimeGemm, Bf16IntoBf16) {
+  const int64_t batch = 2, m = 3, n = 5, k = 7, ldc = 8;
+  std::vector<uint16_t> a(batch * m * k), b(k * n);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = zero::runtime::floatToBF16(0.1f * float(int(i * 7 % 13) - 6));
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = zero::runtime::floatToBF16(0.37f * float(int(i * 5 % 11) - 5));
+  for (float beta : {0.0f, 0.75f}) {
+    std::vector<uint16_t> c(batch * m * ldc), start(c.size());
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = start[i] = zero::runtime::floatToBF16(0.3f * float(i % 5));
+    // The reference: f32 C from the same bf16 C, then rounded.
+    std::vector<float> wide(c.size());
+    for (size_t i = 0; i < c.size(); ++i)
+      wide[i] = zero::runtime::bf16ToFloat(c[i]);
+    zrt_gemm_batched_bf16_f32(0, 0, batch, m, n, k, a.data(), m * k, k,
+                              b.data(), 0, n, beta, wide.data(), m * ldc, ldc);
+    std::vector<uint16_t> expected(start);
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          size_t at = size_t(i * m * ldc + r * ldc + j);
+          expected[at] = zero::runtime::floatToBF16(wide[at]);
+        }
+    zrt_reset_peaks();
+    zrt_gemm_batched_bf16_bf16(0, 0, batch, m, n, k, a.data(), m * k, k,
+                               b.data(), 0, n, beta, c.data(), m * ldc, ldc);
+    EXPECT_EQ(c, expected) << "beta " << beta;
+    EXPECT_NE(c, start);
+    zrt_memory_stats s = memoryStats();
+    // A and B widened, and the f32 result: batch * m * n floats.
+    EXPECT_EQ(s.peak[ZRT_ACTIVATIONS],
+              uint64_t(batch * m * k + k * n + batch * m * n) * 4);
+    EXPECT_EQ(s.current[ZRT_ACTIVATIONS], 0u);
+  }
+  std::vector<uint16_t> one(m * n);
+  zrt_gemm_bf16_bf16(0, 0, m, n, k, a.data(), k, b.data(), n, 0.0f,
+                     one.data(), n);
+  std::vector<float> oneWide(m * n);
+  zrt_gemm_bf16_f32(0, 0, m, n, k, a.data(), k, b.data(), n, 0.0f,
+                    oneWide.data(), n);
+  for (size_t i = 0; i < one.size(); ++i)
+    EXPECT_EQ(one[i], zero::runtime::floatToBF16(oneWide[i])) << i;
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_gemm_bf16_bf16(0, 0, 2, 3, 5, a.data(), 5, b.data(), 3, 0,
+                                 one.data(), 2);
+            }),
+            "zrt_gemm_bf16_bf16: ldc = 2 is less than max(1, n) = 3: the rows "
+            "of C would overlap");
+}
 
 // bf16 operands into f32 C: the product of the exactly widened operands,
 // transposed and with leading dimensions beyond the rows, batched with a

@@ -176,7 +176,34 @@ def ZeroLinalgToRuntimePass
         : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, f32,
            !llvm.ptr, i64) -> ()
     ```
+
+    With `bf16-results`, a mixed-precision matmul whose f32 result only
+    exists to be rounded is one GEMM with a bf16 result
+    (`zrt_gemm_bf16_bf16`: f32 accumulation, one rounding to nearest
+    even): the f32 buffer is a fresh allocation (or zero-pad-gemm-rows's
+    subview of one), zero-filled just before the matmul (beta 0) or set
+    there by an elementwise `arith.extf` of bf16 values (a bias broadcast,
+    which then writes the bf16 buffer: the GEMM accumulates into it with
+    beta 1, the widening being exact), and used by
+    nothing but the matmul, one `linalg.generic` that only `arith.truncf`s
+    it elementwise into a bf16 buffer with contiguous rows (with nothing
+    between the two but allocations, deallocations of other buffers and
+    ops without memory effects), and its deallocation. The call takes the
+    matmul's place (the bf16 buffer's allocation moves up to it) and
+    writes the bf16 buffer; the f32 buffer, its fill and the rounding go. The values
+    are the same bits; the step holds half the bytes and makes one pass
+    fewer over them. `bf16-results-only` lowers nothing else:
+    `zero-bufferize-step{target=cuda}` runs it so that the memory
+    prediction sees the f32 buffers gone.
   }];
+  let options = [
+    Option<"bf16Results", "bf16-results", "bool", "false",
+           "Lower a bf16 matmul into f32 that is only rounded to bf16 as one "
+           "GEMM with a bf16 result (zrt_gemm_bf16_bf16)">,
+    Option<"bf16ResultsOnly", "bf16-results-only", "bool", "false",
+           "With bf16-results: lower those GEMMs and leave every other matmul "
+           "as it is">
+  ];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
@@ -406,7 +433,9 @@ def ZeroPadGemmRowsPass
     gets rows padded to that multiple: a larger allocation, and a
     `memref.subview` of the original shape that every use reads instead
     (strided, so a GEMM's leading dimension is the padded stride). Only
-    buffers that a `linalg.matmul` or `linalg.batch_matmul` uses are
+    buffers that a `linalg.matmul` or `linalg.batch_matmul` uses (or that
+    the elementwise bf16 rounding of such a GEMM's result writes, which
+    zero-linalg-to-runtime's bf16-results makes the GEMM's own output) are
     padded, only when the padding adds at most `max-overhead-percent` of
     the buffer, and only when every use takes a strided buffer: linalg
     ops, `memref.load` and `memref.store`, `memref.copy`, and the

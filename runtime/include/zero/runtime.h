@@ -374,6 +374,27 @@ ZRT_API void zrt_gemm_batched_bf16_f32(int32_t trans_a, int32_t trans_b,
                                        int64_t ldb, float beta, float *c,
                                        int64_t stride_c, int64_t ldc);
 
+/* Mixed precision with a bf16 result: A, B and C bf16, beta f32;
+ * C = A*B + beta*C with the products and the sum accumulated in f32 and
+ * rounded once to bf16 (to nearest even, as arith.truncf), which is what a
+ * bf16 matmul into an f32 buffer followed by its rounding computes, without
+ * the f32 buffer. The CUDA backend runs it in cuBLASLt (a bf16 D); the CPU
+ * backend widens A and B (and C unless beta is 0) into f32 temporaries,
+ * multiplies into an f32 temporary and rounds it into C (all counted to
+ * ZRT_ACTIVATIONS and freed before the call returns). zero-linalg-to-runtime
+ * forms these calls for target=cuda (bf16-results). */
+ZRT_API void zrt_gemm_bf16_bf16(int32_t trans_a, int32_t trans_b, int64_t m,
+                                int64_t n, int64_t k, const uint16_t *a,
+                                int64_t lda, const uint16_t *b, int64_t ldb,
+                                float beta, uint16_t *c, int64_t ldc);
+ZRT_API void zrt_gemm_batched_bf16_bf16(int32_t trans_a, int32_t trans_b,
+                                        int64_t batch, int64_t m, int64_t n,
+                                        int64_t k, const uint16_t *a,
+                                        int64_t stride_a, int64_t lda,
+                                        const uint16_t *b, int64_t stride_b,
+                                        int64_t ldb, float beta, uint16_t *c,
+                                        int64_t stride_c, int64_t ldc);
+
 /* Totals over all GEMM calls since the last reset: `calls` counts entry
  * point calls (a batched call is one call), `flops` adds 2*m*n*k per call
  * (times batch for batched calls), `seconds` is the wall time spent inside
