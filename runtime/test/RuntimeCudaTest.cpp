@@ -241,6 +241,30 @@ TEST_F(RuntimeCuda, GemmsMatchExactReferences) {
     }
 }
 
+// A long reduction (K = 20,000 over a 5 x 7 result) runs in chunks of K
+// accumulated in order; with integers every sum is exact, so the chunks
+// change nothing, transposed or not, with beta 0.5.
+TEST_F(RuntimeCuda, LongReductionsInChunksAreExact) {
+  const int64_t m = 5, n = 7, k = 20000;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      int64_t lda = ta ? m : k, ldb = tb ? k : n, ldc = n;
+      auto a = integers(size_t((ta ? k : m) * lda), 8);
+      auto b = integers(size_t((tb ? n : k) * ldb), 9);
+      auto c = integers(size_t(m * ldc), 10);
+      auto want = product(ta, tb, m, n, k, a, lda, b, ldb, 0.5, c, ldc);
+      std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()),
+          cf(c.begin(), c.end());
+      float *da = device(af), *db = device(bf), *dc = device(cf);
+      zrt_gemm_f32(ta, tb, m, n, k, da, lda, db, ldb, 0.5f, dc, ldc);
+      EXPECT_EQ(host(dc, cf.size()), std::vector<float>(want.begin(), want.end()))
+          << "trans_a " << ta << " trans_b " << tb;
+      zrt_free(da);
+      zrt_free(db);
+      zrt_free(dc);
+    }
+}
+
 // Operands that are views one element into a buffer (4-byte aligned, as a
 // head's slice can be): the algorithm is chosen for that alignment.
 TEST_F(RuntimeCuda, GemmOnUnalignedViews) {
