@@ -12,6 +12,7 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "ElementwiseCasts.h"
 #include "RuntimeCalls.h"
 #include "zero/Analysis/Allocations.h"
 
@@ -133,47 +134,12 @@ struct Rounding {
   SmallVector<Operation *> deallocs;
 };
 
-/// Whether `op` is an elementwise linalg.generic that only rounds its one
-/// f32 input into its one bf16 init.
-bool isBf16Rounding(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return false;
-  auto trunc = dyn_cast<arith::TruncFOp>(body.front());
-  auto yield = dyn_cast<linalg::YieldOp>(body.back());
-  return trunc && yield && trunc.getIn() == body.getArgument(0) &&
-         trunc.getType().isBF16() && trunc.getIn().getType().isF32() &&
-         yield.getNumOperands() == 1 && yield.getOperand(0) == trunc;
-}
-
-/// Whether `op` is an elementwise linalg.generic that only widens its one
-/// bf16 input (any indexing map: a broadcast) into its one f32 init.
-bool isBf16Widening(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
-    return false;
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return false;
-  auto ext = dyn_cast<arith::ExtFOp>(body.front());
-  auto yield = dyn_cast<linalg::YieldOp>(body.back());
-  return ext && yield && ext.getIn() == body.getArgument(0) &&
-         ext.getIn().getType().isBF16() && ext.getType().isF32() &&
-         yield.getNumOperands() == 1 && yield.getOperand(0) == ext;
-}
-
 /// The op just before `op` (nothing but ops without memory effects in
 /// between) if it is a bf16 widening into `c`.
 linalg::GenericOp widenedInitOf(Value c, Operation *op) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto generic = dyn_cast<linalg::GenericOp>(prev))
-      return generic.getDpsInits()[0] == c && isBf16Widening(generic)
+      return generic.getDpsInits()[0] == c && zero::isBf16Widening(generic)
                  ? generic
                  : linalg::GenericOp();
     if (!isMemoryEffectFree(prev))
@@ -226,7 +192,7 @@ std::optional<Rounding> roundingOf(linalg::LinalgOp op) {
       continue;
     }
     auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic || r.round || !isBf16Rounding(generic) ||
+    if (!generic || r.round || !zero::isBf16Rounding(generic) ||
         generic.getDpsInputs()[0] != c ||
         generic->getBlock() != op->getBlock() ||
         !op->isBeforeInBlock(generic))

@@ -11,6 +11,8 @@
 
 #include "zero/Transforms/Passes.h"
 
+#include "ElementwiseCasts.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,13 +49,9 @@ bool isGemm(Operation *op) {
 /// into that GEMM writing `buffer` itself.
 bool roundsGemmResultInto(Operation *user, Value buffer) {
   auto generic = dyn_cast<linalg::GenericOp>(user);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != buffer)
-    return false;
-  Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 2 || !isa<arith::TruncFOp>(body.front()))
-    return false;
-  return llvm::any_of(generic.getDpsInputs()[0].getUsers(), isGemm);
+  return generic && zero::isBf16Rounding(generic) &&
+         generic.getDpsInits()[0] == buffer &&
+         llvm::any_of(generic.getDpsInputs()[0].getUsers(), isGemm);
 }
 
 struct ZeroPadGemmRowsPass
