@@ -183,9 +183,11 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createZeroApproximateMathPass());
   // bf16 arithmetic left in host code (a gradient scaled by 1/N, a max) in
   // f32 and rounded after each op, as LLVM's own promotion would compute
-  // it, then every bf16 conversion as integer code: LLVM then needs no
-  // __truncsfbf2 builtin on CPUs without a bf16 conversion instruction
-  // (GCC 12's libgcc has none to link).
+  // it, then every bf16 conversion as integer code: the step's own
+  // conversions then need no __truncsfbf2 builtin on CPUs without a bf16
+  // conversion instruction (GCC 12's libgcc has none to link). LLVM can
+  // still call it where it legalizes bf16 vectors it formed itself; the
+  // runtime defines it for that (runtime/lib/Builtins.cpp).
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"bf16"};
   emulate.targetTypeStr = "f32";

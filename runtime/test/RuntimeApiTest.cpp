@@ -4,10 +4,14 @@
 
 #include <string>
 
+#include <cmath>
 #include <csetjmp>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <dlfcn.h>
+#include <random>
+#include <vector>
 
 extern "C" {
 size_t zrt_c99_sizeof_memory_stats(void);
@@ -273,5 +277,64 @@ TEST_F(RuntimeApi, C99ClientAgrees) {
   EXPECT_EQ(zrt_c99_smoke(), 0);
   EXPECT_EQ(memoryStats().num_allocs - start.num_allocs, 3u);
 }
+
+// __truncsfbf2, the compiler builtin LLVM may call from generated bf16 code
+// (lib/Builtins.cpp): exported for the JIT's symbol lookup, and rounding to
+// nearest even against a reference that picks the nearer of the two bf16
+// neighbours in double arithmetic.
+#if defined(__x86_64__) || defined(__aarch64__)
+TEST(RuntimeBuiltins, TruncSfBf2RoundsToNearestEven) {
+  auto *fn = reinterpret_cast<float (*)(float)>(
+      dlsym(RTLD_DEFAULT, "__truncsfbf2"));
+  ASSERT_NE(fn, nullptr) << "__truncsfbf2 is not exported";
+  auto bitsOf = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  };
+  auto floatOf = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  };
+  auto expected = [&](uint32_t u) -> uint16_t {
+    float x = floatOf(u);
+    if (std::isnan(x))
+      return 0; // checked separately
+    uint16_t low = static_cast<uint16_t>(u >> 16); // toward zero
+    uint32_t magnitude = low & 0x7fffu;
+    if (magnitude == 0x7f80u) // infinity
+      return low;
+    double below = std::fabs(double(floatOf(uint32_t(low) << 16)));
+    double above = magnitude + 1 == 0x7f80u
+                       ? std::ldexp(1.0, 128)
+                       : std::fabs(double(floatOf((uint32_t(low) + 1) << 16)));
+    double ax = std::fabs(double(x));
+    bool up = ax - below > above - ax ||
+              (ax - below == above - ax && (low & 1u));
+    return static_cast<uint16_t>(low + (up ? 1 : 0));
+  };
+  std::vector<uint32_t> inputs = {
+      0x00000000u, 0x80000000u, 0x00000001u, 0x00008000u, 0x00018000u,
+      0x007fffffu, 0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x3f807fffu,
+      0x7f7fffffu, 0x7f7f8000u, 0x7f7f7fffu, 0xff7fffffu, 0x7f800000u,
+      0xff800000u, 0xbf808000u, 0xbf818000u};
+  std::mt19937 random(7);
+  for (int i = 0; i < 200000; ++i)
+    inputs.push_back(random());
+  for (uint32_t u : inputs) {
+    uint32_t result = bitsOf(fn(floatOf(u)));
+    ASSERT_EQ(result >> 16, 0u) << "upper bits set for input " << std::hex << u;
+    if (std::isnan(floatOf(u))) {
+      EXPECT_EQ(result & 0x7f80u, 0x7f80u) << std::hex << u;
+      EXPECT_NE(result & 0x7fu, 0u) << std::hex << u;
+      EXPECT_EQ(result & 0x40u, 0x40u) << "not quiet: " << std::hex << u;
+      EXPECT_EQ(result >> 15, u >> 31) << std::hex << u;
+      continue;
+    }
+    ASSERT_EQ(result, expected(u)) << "input " << std::hex << u;
+  }
+}
+#endif
 
 } // namespace
