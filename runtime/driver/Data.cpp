@@ -167,6 +167,7 @@ bool TokenData::load(const std::string &path, TokenData &out,
     return false;
   }
   out.source = path;
+  out.isFile = true;
   out.tokens.resize(bytes.size() / 2);
   for (size_t i = 0; i < out.tokens.size(); ++i) {
     uint16_t t = static_cast<uint8_t>(bytes[2 * i]) |
@@ -249,7 +250,7 @@ bool BatchSource::init(const Abi &a, BatchKind k, const TokenData *d,
   if (k == BatchKind::Language) {
     int64_t t = a.batch[0].shape[1];
     if (!d || static_cast<int64_t>(d->tokens.size()) < t + 1) {
-      error = "the " + (d ? d->source : std::string("data")) + " has " +
+      error = (d ? d->describe() : std::string("the data")) + " has " +
               std::to_string(d ? d->tokens.size() : 0) +
               " tokens; a sequence of " + std::to_string(t) +
               " needs at least " + std::to_string(t + 1);

@@ -54,6 +54,12 @@ struct TokenData {
   static bool load(const std::string &path, TokenData &out, std::string &error);
   /// A small English text, tokenized by characters (ids in alphabet order).
   static TokenData builtinCorpus();
+  /// What messages call it: "the built-in corpus" or "the token file
+  /// 'PATH'".
+  std::string describe() const {
+    return isFile ? "the token file '" + source + "'" : "the " + source;
+  }
+  bool isFile = false;
 };
 
 /// The kinds of batch the driver feeds, recognized by the batch inputs'

@@ -1294,10 +1294,10 @@ int train(const zrt_driver_program &program, Options &opts) {
       data = TokenData::builtinCorpus();
     }
     if (static_cast<int64_t>(data.maxToken) >= range)
-      failAll(format("the %s has token id %u, but the model takes ids below "
+      failAll(format("%s has token id %u, but the model takes ids below "
                      "%lld (zero.token_range); use a model with --vocab %u or "
                      "more",
-                     data.source.c_str(), data.maxToken,
+                     data.describe().c_str(), data.maxToken,
                      static_cast<long long>(range), data.maxToken + 1));
   } else if (!opts.dataFile.empty()) {
     failAll("--data gives token files, which only language-model steps "
