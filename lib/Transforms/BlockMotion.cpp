@@ -21,6 +21,30 @@ bool zero::usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
   return uses;
 }
 
+void zero::moveOpBefore(Operation *op, Operation *target) {
+  if (op == target)
+    return;
+  Block *block = target->getBlock();
+  if (op->getBlock() != block) {
+    op->moveBefore(target);
+    return;
+  }
+  op->remove();
+  block->getOperations().insert(target->getIterator(), op);
+}
+
+void zero::moveOpAfter(Operation *op, Operation *target) {
+  if (op == target)
+    return;
+  Block *block = target->getBlock();
+  if (op->getBlock() != block) {
+    op->moveAfter(target);
+    return;
+  }
+  op->remove();
+  block->getOperations().insert(std::next(target->getIterator()), op);
+}
+
 bool zero::isCheapToHoist(Operation *op) {
   if (!isPure(op) || op->getNumRegions() || op->getNumResults() == 0)
     return false;
@@ -48,7 +72,7 @@ void zero::placeEarly(Block &block, Operation *op, Operation *floor) {
   }
   // Never below where it is: everything it reads is above it.
   if (!after)
-    op->moveBefore(&block.front());
+    moveOpBefore(op, &block.front());
   else if (after != op->getPrevNode() && after->isBeforeInBlock(op))
-    op->moveAfter(after);
+    moveOpAfter(op, after);
 }

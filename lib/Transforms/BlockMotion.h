@@ -33,6 +33,19 @@ bool usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values);
 /// bias corrections, a shard's offset).
 bool isCheapToHoist(Operation *op);
 
+/// Moves `op` right before `target`, an op of the same block, as
+/// Operation::moveBefore does, but keeping the block's operation order
+/// valid. moveBefore splices, and a splice invalidates the order of the
+/// whole block, so the next isBeforeInBlock renumbers every op of it: a
+/// pass that interleaves moves with order queries then costs O(ops x
+/// moves), quadratic in the depth of the model. Unlinking and inserting
+/// invalidates only the moved op's number, which the next query fits in
+/// between its neighbours' (renumbering the block only when they leave no
+/// room).
+void moveOpBefore(Operation *op, Operation *target);
+/// The same, right after `target`.
+void moveOpAfter(Operation *op, Operation *target);
+
 /// Moves `op` (of `block`) up to right after the last of `floor` and the
 /// ops that define what it reads, first moving up those of them that are
 /// cheap to hoist (isCheapToHoist) in the same way. Never moves it down.

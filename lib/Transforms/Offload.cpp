@@ -77,7 +77,7 @@ void hoistWithProducers(Block &block, Operation *op) {
   for (Operation *producer : producers) {
     if (producer->getNumOperands() == 0 && producer->getNumRegions() == 0) {
       // Out of the way while `op` moves, then right before it.
-      producer->moveBefore(&block.front());
+      zero::moveOpBefore(producer, &block.front());
       sources.push_back(producer);
     } else {
       hoistWithProducers(block, producer);
@@ -85,7 +85,7 @@ void hoistWithProducers(Block &block, Operation *op) {
   }
   placeEarly(block, op, nullptr);
   for (Operation *source : sources)
-    source->moveBefore(op);
+    zero::moveOpBefore(source, op);
 }
 
 class Offloader {
@@ -702,13 +702,13 @@ LogicalResult HostOffloader::run() {
     if (!dominated)
       continue;
     if (at != r.wait.getOperation())
-      r.wait->moveAfter(at);
+      zero::moveOpAfter(r.wait, at);
     Operation *last = r.wait;
     for (Operation *op : r.chain) {
-      op->moveAfter(last);
+      zero::moveOpAfter(op, last);
       last = op;
     }
-    r.copy->moveAfter(last);
+    zero::moveOpAfter(r.copy, last);
   }
 
   // A computed value's copy completes once the next one has started
@@ -722,7 +722,7 @@ LogicalResult HostOffloader::run() {
     Operation *wait = *computedCopies[i].getToken().getUsers().begin();
     Operation *next = computedCopies[i + 1];
     if (next->isBeforeInBlock(wait))
-      wait->moveAfter(next);
+      zero::moveOpAfter(wait, next);
   }
 
   // A new parameter that only goes into its argument's buffer (stage 0,
@@ -763,8 +763,8 @@ LogicalResult HostOffloader::run() {
     }
     if (readLater)
       continue;
-    st.wait->moveBefore(at);
-    st.store->moveBefore(at);
+    zero::moveOpBefore(st.wait, at);
+    zero::moveOpBefore(st.store, at);
   }
   return success();
 }

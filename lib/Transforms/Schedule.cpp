@@ -235,7 +235,7 @@ unsigned coalesceScalarAllReduces(Block &block) {
     for (Operation *d : r.dependent)
       if (d->isBeforeInBlock(last)) {
         if (after)
-          d->moveBefore(after);
+          zero::moveOpBefore(d, after);
         else
           d->moveBefore(last->getBlock(), last->getBlock()->end());
       }
@@ -464,6 +464,16 @@ unsigned bucketCollectives(Block &block, int64_t bucketBytes) {
             op))
       ops.push_back(&op);
   for (Operation *op : ops) {
+    // A gather of one-element shards stays alone, and the run goes on past
+    // it. In a bucket its result would be a column of the merged [ranks x
+    // total] gather: every wider column block is copied when bufferized
+    // (it cannot be collapsed), but a column of one collapses into a
+    // strided vector, and a GEMM reading that falls off the runtime's GEMM
+    // onto loops, which round differently from the unscheduled step's.
+    if (isa<shard::AllGatherOp>(op) &&
+        cast<RankedTensorType>(op->getOperand(0).getType())
+                .getNumElements() == 1)
+      continue;
     std::optional<double> bytes = bucketable(op);
     std::string key = keyOf(op);
     // A larger collective of the kind ends the run: buckets hold
@@ -930,9 +940,9 @@ unsigned Scheduler::convert() {
         if (!first || a->isBeforeInBlock(first))
           first = a;
     if (first)
-      c.wait->moveBefore(first);
+      zero::moveOpBefore(c.wait, first);
     else
-      c.wait->moveBefore(block.getTerminator());
+      zero::moveOpBefore(c.wait, block.getTerminator());
   }
   return collectives.size();
 }
@@ -960,8 +970,8 @@ void Scheduler::sinkReductionConsumers() {
     if (!barrier || slice.empty())
       continue;
     for (Operation *op : slice)
-      op->moveBefore(barrier);
-    c.wait->moveBefore(slice.front());
+      zero::moveOpBefore(op, barrier);
+    zero::moveOpBefore(c.wait, slice.front());
   }
 }
 
@@ -977,9 +987,9 @@ void Scheduler::startReductionsEarly() {
         placeEarly(a, nullptr);
     if (Operation *def = input.getDefiningOp()) {
       if (Operation *a = inBlock(block, def))
-        c.start->moveAfter(a);
+        zero::moveOpAfter(c.start, a);
     } else {
-      c.start->moveBefore(&block.front());
+      zero::moveOpBefore(c.start, &block.front());
     }
   }
 }
@@ -1001,7 +1011,7 @@ void Scheduler::moveWaitBefore(Collective &c, Operation *target) {
   if (target == c.wait.getOperation())
     return;
   if (target->isBeforeInBlock(c.wait)) {
-    c.wait->moveBefore(target);
+    zero::moveOpBefore(c.wait, target);
     return;
   }
   llvm::SmallPtrSet<Value, 16> values;
@@ -1019,8 +1029,8 @@ void Scheduler::moveWaitBefore(Collective &c, Operation *target) {
     values.insert(op->result_begin(), op->result_end());
   }
   for (Operation *op : drag)
-    op->moveBefore(target);
-  c.wait->moveBefore(drag.empty() ? target : drag.front());
+    zero::moveOpBefore(op, target);
+  zero::moveOpBefore(c.wait, drag.empty() ? target : drag.front());
 }
 
 unsigned Scheduler::hoistUpdates() {
@@ -1043,7 +1053,7 @@ unsigned Scheduler::hoistUpdates() {
     }
     if (!gathers)
       continue;
-    c.wait->moveAfter(c.start);
+    zero::moveOpAfter(c.wait, c.start);
     for (Operation *op : update)
       placeEarly(op, c.wait);
     ++hoisted;
@@ -1171,7 +1181,7 @@ void Scheduler::prefetch() {
         target = cur;
       }
       if (target) {
-        c.start->moveBefore(target);
+        zero::moveOpBefore(c.start, target);
         moved = true;
       }
     }
@@ -1194,7 +1204,7 @@ void Scheduler::prefetch() {
     if (minStart && minStart->isBeforeInBlock(c->start)) {
       Operation *limit = startLimit(*c);
       if (!limit || limit->isBeforeInBlock(minStart))
-        c->start->moveBefore(minStart);
+        zero::moveOpBefore(c->start, minStart);
     }
     if (!minStart || c->start->isBeforeInBlock(minStart))
       minStart = c->start;
@@ -1210,7 +1220,7 @@ void Scheduler::prefetch() {
             return !v.getDefiningOp() ||
                    !inBlock(block, v.getDefiningOp());
           }))
-        cat->moveBefore(&block.front());
+        zero::moveOpBefore(cat, &block.front());
   // A run goes on over ops that take no time (constants, a bucket's
   // concatenation): the starts only move down, to the end of the run, so
   // what they read stays above them.
@@ -1233,7 +1243,7 @@ void Scheduler::prefetch() {
       return byStart.lookup(a)->wait->isBeforeInBlock(byStart.lookup(b)->wait);
     });
     for (Operation *op : run)
-      op->moveBefore(anchor);
+      zero::moveOpBefore(op, anchor);
   }
 }
 
@@ -1355,9 +1365,9 @@ unsigned Scheduler::relieve(unsigned k, bool atEvent, double excess) {
       if (next == c->wait) {
         if (c->start->getNextNode() == c->wait)
           continue;
-        c->start->moveBefore(c->wait);
+        zero::moveOpBefore(c->start, c->wait);
       } else {
-        c->start->moveAfter(next);
+        zero::moveOpAfter(c->start, next);
       }
       relieved += tensorBytes(c->start->getResult(0).getType());
     } else {
@@ -1368,12 +1378,12 @@ unsigned Scheduler::relieve(unsigned k, bool atEvent, double excess) {
         Operation *peak = events[k - 1];
         if (c->start == peak || c->wait->getNextNode() == peak)
           continue;
-        c->wait->moveBefore(peak);
+        zero::moveOpBefore(c->wait, peak);
       } else {
         Operation *prev = events[k - 1];
         if (c->wait->getPrevNode() == prev)
           continue;
-        c->wait->moveAfter(prev);
+        zero::moveOpAfter(c->wait, prev);
       }
       relieved += tensorBytes(c->start->getOperand(0).getType());
     }
@@ -1386,7 +1396,7 @@ unsigned Scheduler::dropPrefetches() {
   unsigned moved = 0;
   for (Collective &c : collectives)
     if (c.kind == Kind::AllGather && c.start->getNextNode() != c.wait) {
-      c.start->moveBefore(c.wait);
+      zero::moveOpBefore(c.start, c.wait);
       ++moved;
     }
   return moved;

@@ -44,6 +44,33 @@ func.func @gathers(%a: tensor<4xf32>, %b: tensor<2xf32>, %big: tensor<32xf32>,
 
 shard.grid @g(shape = 2)
 
+// A gather of one-element shards stays alone (its column of a merged
+// gather would be a strided vector, which a GEMM reads through loops
+// instead of the runtime's GEMM); the gathers around it still merge.
+// CHECK-LABEL: func.func @one_element_shards
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %arg0, %arg2 : (tensor<4xf32>, tensor<2xf32>) -> tensor<6xf32>
+// CHECK: zero.all_gather_start %[[C]] : tensor<6xf32> -> tensor<12xf32>
+// CHECK: zero.all_gather_start %arg1 : tensor<1xf32> -> tensor<2xf32>
+// CHECK-NOT: concat
+// OFF-LABEL: func.func @one_element_shards
+// OFF-NOT: concat
+// OFF-COUNT-3: zero.all_gather_start
+func.func @one_element_shards(%a: tensor<4xf32>, %one: tensor<1xf32>,
+                              %b: tensor<2xf32>)
+    -> (tensor<8xf32>, tensor<2xf32>, tensor<4xf32>) {
+  %ga = shard.all_gather %a on @g grid_axes = [0] gather_axis = 0
+      : tensor<4xf32> -> tensor<8xf32>
+  %gone = shard.all_gather %one on @g grid_axes = [0] gather_axis = 0
+      : tensor<1xf32> -> tensor<2xf32>
+  %gb = shard.all_gather %b on @g grid_axes = [0] gather_axis = 0
+      : tensor<2xf32> -> tensor<4xf32>
+  return %ga, %gone, %gb : tensor<8xf32>, tensor<2xf32>, tensor<4xf32>
+}
+
+// -----
+
+shard.grid @g(shape = 2)
+
 // Two reduce-scatters (8 and 4 elements): each input becomes [2 x size]
 // (rank r's block in row r), the rows are put side by side, and the one
 // reduce-scatter gives each rank its block of both; their results are
