@@ -21,28 +21,29 @@ bool zero::usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
   return uses;
 }
 
-void zero::moveOpBefore(Operation *op, Operation *target) {
-  if (op == target)
-    return;
+/// Moves `op` to `where` in `target`'s block (moveOpBefore/After): unlink
+/// and insert, which leaves the other ops' order numbers valid. An op of
+/// another block is spliced as Operation::moveBefore would.
+static void moveOpTo(Operation *op, Operation *target,
+                     Block::iterator where) {
   Block *block = target->getBlock();
+  if (op == target || where == op->getIterator())
+    return;
   if (op->getBlock() != block) {
-    op->moveBefore(target);
+    block->getOperations().splice(where, op->getBlock()->getOperations(),
+                                  op->getIterator());
     return;
   }
   op->remove();
-  block->getOperations().insert(target->getIterator(), op);
+  block->getOperations().insert(where, op);
+}
+
+void zero::moveOpBefore(Operation *op, Operation *target) {
+  moveOpTo(op, target, target->getIterator());
 }
 
 void zero::moveOpAfter(Operation *op, Operation *target) {
-  if (op == target)
-    return;
-  Block *block = target->getBlock();
-  if (op->getBlock() != block) {
-    op->moveAfter(target);
-    return;
-  }
-  op->remove();
-  block->getOperations().insert(std::next(target->getIterator()), op);
+  moveOpTo(op, target, std::next(target->getIterator()));
 }
 
 bool zero::isCheapToHoist(Operation *op) {
