@@ -101,7 +101,12 @@ def main():
                         r = subprocess.run(cmd, capture_output=True, text=True,
                                            env=env, timeout=args.timeout)
                         ok = r.returncode == 0
-                        why = (r.stderr.strip().splitlines() or ['?'])[-1]
+                        # The tool's own error line, else mpirun's.
+                        lines = [l.strip() for l in r.stderr.splitlines()
+                                 if l.strip() and not set(l.strip()) <= set('-')]
+                        errors = [l for l in lines if 'error' in l.lower()]
+                        why = (errors or lines or
+                               [f'exit status {r.returncode}'])[0]
                     except subprocess.TimeoutExpired:
                         ok, why = False, f'no exit within {args.timeout:g} s'
                     if not ok:

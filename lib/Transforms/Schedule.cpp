@@ -825,6 +825,34 @@ private:
   /// The first op after `c`'s wait that depends on its result and cannot
   /// move down with it (the terminator at the latest).
   Operation *dragLimit(Collective &c);
+  /// The ops of the block that read `c`'s wait's result, or a result of an
+  /// op already in `deps`, found through the values' users (not by walking
+  /// the block: the scans from every wait made the pass quadratic in
+  /// depth). The closure goes through the ops `passes` accepts (all if
+  /// null); the other readers go to `stops`.
+  void dependentsOf(Collective &c, llvm::SmallPtrSetImpl<Operation *> &deps,
+                    llvm::SmallPtrSetImpl<Operation *> &stops,
+                    function_ref<bool(Operation *)> passes = nullptr);
+  /// `ops` in block order.
+  static SmallVector<Operation *>
+  inOrder(const llvm::SmallPtrSetImpl<Operation *> &ops,
+          Operation *before = nullptr) {
+    SmallVector<Operation *> sorted;
+    for (Operation *op : ops)
+      if (!before || op->isBeforeInBlock(before))
+        sorted.push_back(op);
+    llvm::sort(sorted,
+               [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    return sorted;
+  }
+  /// The first of `ops` in the block (null if empty).
+  Operation *firstOf(const llvm::SmallPtrSetImpl<Operation *> &ops) {
+    Operation *first = nullptr;
+    for (Operation *op : ops)
+      if (!first || op->isBeforeInBlock(first))
+        first = op;
+    return first;
+  }
   /// Moves `c`'s wait right before `target` (at most dragLimit(c)), and
   /// the ops in between that depend on it with it, in their order.
   void moveWaitBefore(Collective &c, Operation *target);
@@ -951,23 +979,18 @@ void Scheduler::sinkReductionConsumers() {
   for (Collective &c : collectives) {
     if (c.kind == Kind::AllGather)
       continue;
-    llvm::SmallPtrSet<Value, 8> values;
-    values.insert(c.wait.getResult());
-    SmallVector<Operation *> slice;
-    Operation *barrier = nullptr;
-    for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
-      if (!usesAny(op, values))
-        continue;
-      if (op->hasTrait<OpTrait::IsTerminator>() || !isPure(op) ||
-          byStart.count(op) || byWait.count(op)) {
-        barrier = op;
-        break;
-      }
-      slice.push_back(op);
-      for (Value v : op->getResults())
-        values.insert(v);
-    }
-    if (!barrier || slice.empty())
+    // From the wait down, the readers up to the first that cannot move
+    // (the barrier) move in front of it (dragLimit's reasoning).
+    llvm::SmallPtrSet<Operation *, 16> deps, stops;
+    dependentsOf(c, deps, stops, [&](Operation *op) {
+      return !op->hasTrait<OpTrait::IsTerminator>() && isPure(op) &&
+             !byStart.count(op) && !byWait.count(op);
+    });
+    Operation *barrier = firstOf(stops);
+    if (!barrier)
+      continue;
+    SmallVector<Operation *> slice = inOrder(deps, barrier);
+    if (slice.empty())
       continue;
     for (Operation *op : slice)
       zero::moveOpBefore(op, barrier);
@@ -994,17 +1017,37 @@ void Scheduler::startReductionsEarly() {
   }
 }
 
-Operation *Scheduler::dragLimit(Collective &c) {
-  llvm::SmallPtrSet<Value, 16> values;
-  values.insert(c.wait.getResult());
-  for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
-    if (!usesAny(op, values))
-      continue;
-    if (!isDraggable(op))
-      return op;
-    values.insert(op->result_begin(), op->result_end());
+void Scheduler::dependentsOf(Collective &c,
+                             llvm::SmallPtrSetImpl<Operation *> &deps,
+                             llvm::SmallPtrSetImpl<Operation *> &stops,
+                             function_ref<bool(Operation *)> passes) {
+  SmallVector<Value> work = {c.wait.getResult()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *op = inBlock(block, user);
+      if (!op || op == c.wait.getOperation() || deps.contains(op))
+        continue;
+      if (passes && !passes(op)) {
+        stops.insert(op);
+        continue;
+      }
+      deps.insert(op);
+      work.append(op->result_begin(), op->result_end());
+    }
   }
-  return block.getTerminator();
+}
+
+// Both scan in effect from the wait down, in block order: a reader that
+// cannot move ends the scan, and what comes before it moves along. Every
+// op of the closure lies after the wait, each after what it reads, so the
+// first stop is where the scan would end, and the closure's ops before it
+// are the ones it would have collected.
+Operation *Scheduler::dragLimit(Collective &c) {
+  llvm::SmallPtrSet<Operation *, 16> deps, stops;
+  dependentsOf(c, deps, stops, [&](Operation *op) { return isDraggable(op); });
+  Operation *first = firstOf(stops);
+  return first ? first : block.getTerminator();
 }
 
 void Scheduler::moveWaitBefore(Collective &c, Operation *target) {
@@ -1014,20 +1057,12 @@ void Scheduler::moveWaitBefore(Collective &c, Operation *target) {
     zero::moveOpBefore(c.wait, target);
     return;
   }
-  llvm::SmallPtrSet<Value, 16> values;
-  values.insert(c.wait.getResult());
-  SmallVector<Operation *> drag;
-  for (Operation *op = c.wait->getNextNode(); op && op != target;
-       op = op->getNextNode()) {
-    if (!usesAny(op, values))
-      continue;
-    if (!isDraggable(op)) {
-      target = op;
-      break;
-    }
-    drag.push_back(op);
-    values.insert(op->result_begin(), op->result_end());
-  }
+  llvm::SmallPtrSet<Operation *, 16> deps, stops;
+  dependentsOf(c, deps, stops, [&](Operation *op) { return isDraggable(op); });
+  if (Operation *stop = firstOf(stops))
+    if (stop->isBeforeInBlock(target))
+      target = stop;
+  SmallVector<Operation *> drag = inOrder(deps, target);
   for (Operation *op : drag)
     zero::moveOpBefore(op, target);
   zero::moveOpBefore(c.wait, drag.empty() ? target : drag.front());
@@ -1040,17 +1075,12 @@ unsigned Scheduler::hoistUpdates() {
       continue;
     // The update: the pure ops that depend on the reduced gradient, and
     // the gathers of what they compute.
-    llvm::SmallPtrSet<Value, 16> values;
-    values.insert(c.wait.getResult());
-    SmallVector<Operation *> update;
-    bool gathers = false;
-    for (Operation *op = c.wait->getNextNode(); op; op = op->getNextNode()) {
-      if (!usesAny(op, values) || !isDraggable(op))
-        continue;
-      gathers |= byStart.count(op) != 0;
-      update.push_back(op);
-      values.insert(op->result_begin(), op->result_end());
-    }
+    llvm::SmallPtrSet<Operation *, 16> deps, others;
+    dependentsOf(c, deps, others,
+                 [&](Operation *op) { return isDraggable(op); });
+    SmallVector<Operation *> update = inOrder(deps);
+    bool gathers = llvm::any_of(
+        update, [&](Operation *op) { return byStart.count(op) != 0; });
     if (!gathers)
       continue;
     zero::moveOpAfter(c.wait, c.start);
@@ -1302,15 +1332,13 @@ void Scheduler::placeReductionWaits(unsigned depth) {
         continue;
       double covered = 0;
       Operation *target = nullptr;
-      llvm::SmallPtrSet<Value, 16> values;
-      values.insert(c->wait.getResult());
+      llvm::SmallPtrSet<Operation *, 16> deps, none;
+      dependentsOf(*c, deps, none);
       for (Operation *cur = c->wait->getNextNode(); cur && cur != latest[i];
            cur = cur->getNextNode()) {
         if (covered >= stall)
           break;
-        if (usesAny(cur, values))
-          values.insert(cur->result_begin(), cur->result_end());
-        else
+        if (!deps.contains(cur))
           covered += cost(cur);
         target = cur->getNextNode();
       }
