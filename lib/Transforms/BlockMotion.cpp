@@ -15,26 +15,6 @@ void zero::forEachUsedValue(Operation *op, function_ref<void(Value)> fn) {
   });
 }
 
-bool zero::usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values) {
-  // The set's values are defined outside `op`, so membership alone says a
-  // nested operand comes from above: no ancestry test, and the walk stops
-  // at the first hit. (zero-schedule asks this of every op after every
-  // wait.)
-  auto inSet = [&](Operation *inner) {
-    return llvm::any_of(inner->getOperands(),
-                        [&](Value v) { return values.contains(v); });
-  };
-  if (inSet(op))
-    return true;
-  if (op->getNumRegions() == 0)
-    return false;
-  return op
-      ->walk([&](Operation *inner) {
-        return inSet(inner) ? WalkResult::interrupt() : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 /// Moves `op` to `where` in `target`'s block (moveOpBefore/After): unlink
 /// and insert, which leaves the other ops' order numbers valid. An op of
 /// another block is spliced as Operation::moveBefore would.

@@ -25,11 +25,6 @@ inline Operation *inBlock(Block &block, Operation *op) {
 /// regions use from above.
 void forEachUsedValue(Operation *op, function_ref<void(Value)> fn);
 
-/// Whether `op` reads a value of `values`, which holds no value defined
-/// inside `op` (so any operand of an op nested in it that is in `values`
-/// comes from above).
-bool usesAny(Operation *op, const llvm::SmallPtrSetImpl<Value> &values);
-
 /// A cheap op that may move up to where its operands exist: a view of a
 /// tensor, or one that computes only scalars and indices (an optimizer's
 /// bias corrections, a shard's offset).

@@ -846,7 +846,7 @@ private:
     return sorted;
   }
   /// The first of `ops` in the block (null if empty).
-  Operation *firstOf(const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  static Operation *firstOf(const llvm::SmallPtrSetImpl<Operation *> &ops) {
     Operation *first = nullptr;
     for (Operation *op : ops)
       if (!first || op->isBeforeInBlock(first))
