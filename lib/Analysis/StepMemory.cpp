@@ -43,15 +43,17 @@ FailureOr<int64_t> bytesOf(Location loc, MemRefType t) {
   return *bytes;
 }
 
-/// Scratch the runtime's collective `call` allocates while it runs (its
-/// ZRT_COMM receive buffers; docs/decisions.md, "Collectives reduce in one
-/// fixed order"): N blocks of the segment, the segment bounded by the
-/// 16 MiB bucket, and a second such buffer for an all-reduce whose count is
-/// not a multiple of N.
-int64_t commScratch(func::CallOp call, int64_t n) {
+} // namespace
+
+/// The scratch of the runtime's collective `call` (its ZRT_COMM receive
+/// buffers; docs/decisions.md, "Collectives reduce in one fixed order"): N
+/// blocks of the segment, the segment bounded by the 16 MiB bucket, and a
+/// second such buffer for an all-reduce whose count is not a multiple of N.
+SmallVector<int64_t, 2> mlir::zero::commScratchPieces(func::CallOp call,
+                                                      int64_t n) {
   StringRef callee = call.getCallee();
   if (n <= 1 || !callee.starts_with("zrt_"))
-    return 0;
+    return {};
   int64_t b = callee.ends_with("_f64") ? 8 : callee.ends_with("_bf16") ? 2 : 4;
   // (Products are checked: a hand-written zero.world_size may be anything;
   // an overflow counts as the largest size, which the sums then refuse.)
@@ -59,23 +61,62 @@ int64_t commScratch(func::CallOp call, int64_t n) {
     return llvm::checkedMul(x, y).value_or(std::numeric_limits<int64_t>::max());
   };
   if (callee.starts_with("zrt_all_reduce_scalar_"))
-    return mul(n, b);
+    return {mul(n, b)};
   bool reduceScatter = callee.starts_with("zrt_reduce_scatter_");
   bool allReduce = callee.starts_with("zrt_all_reduce_");
   if (!reduceScatter && !allReduce)
-    return 0;
+    return {};
   IntegerAttr count;
   if (call.getNumOperands() < 3 ||
       !matchPattern(call.getOperand(2), m_Constant(&count)))
-    return 0;
+    return {};
   int64_t c = count.getInt();
   int64_t block = reduceScatter ? c : c / n + (c % n != 0);
   constexpr int64_t kBucket = 16 << 20;
   int64_t segment = std::min(block, std::max<int64_t>(1, kBucket / mul(n, b)));
   int64_t scratch = mul(mul(n, segment), b);
   if (allReduce && c % n != 0)
-    scratch = mul(scratch, 2);
-  return scratch;
+    return {scratch, scratch};
+  return {scratch};
+}
+
+int64_t mlir::zero::commArenaBytes(ArrayRef<int64_t> pieces) {
+  int64_t used = 0;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (int64_t piece : pieces) {
+    if (used > kMax - kCommArenaAlignment)
+      return kMax;
+    std::optional<int64_t> end =
+        llvm::checkedAdd(
+            static_cast<int64_t>(llvm::alignTo(used, kCommArenaAlignment)),
+            piece);
+    if (!end || piece == std::numeric_limits<int64_t>::max())
+      return std::numeric_limits<int64_t>::max();
+    used = *end;
+  }
+  return used;
+}
+
+namespace {
+
+/// The bytes of `pieces` that do not fit in an arena of `arena` bytes
+/// (placed as the runtime places them: in order, while they fit), which
+/// the collective allocates while it runs.
+int64_t scratchOutsideArena(ArrayRef<int64_t> pieces, int64_t arena) {
+  int64_t used = 0, outside = 0;
+  for (int64_t piece : pieces) {
+    int64_t offset =
+        used > std::numeric_limits<int64_t>::max() - kCommArenaAlignment
+            ? std::numeric_limits<int64_t>::max()
+            : static_cast<int64_t>(llvm::alignTo(used, kCommArenaAlignment));
+    if (offset <= arena && piece <= arena - offset) {
+      used = offset + piece;
+      continue;
+    }
+    outside = llvm::checkedAdd(outside, piece)
+                  .value_or(std::numeric_limits<int64_t>::max());
+  }
+  return outside;
 }
 
 constexpr unsigned kComm = kNumMemoryCategories - 1;
@@ -130,6 +171,10 @@ struct Live : SpaceCounts {
   Operation *innermost = nullptr, *innermostPeakAt = nullptr;
   /// Set once a sum no longer fits int64; the sums are then meaningless.
   bool overflowed = false;
+  /// The communication arena (zrt_comm_reserve): its largest buffer, the
+  /// one collectives take their scratch from, and the bytes of all its
+  /// buffers, counted to comm.
+  int64_t arena = 0, arenaTotal = 0;
   /// The bytes above `threshold` summed over the ops simulated (saturated).
   int64_t threshold = std::numeric_limits<int64_t>::max(), excess = 0;
 
@@ -187,9 +232,11 @@ LogicalResult simulate(Block &block, Live &live,
                        llvm::DenseMap<Operation *, Allocated> &allocated,
                        int64_t n, bool topLevel, bool bf16GemmTemporaries) {
   // Started collectives (zrt_*_start_*, then zrt_wait of the request): the
-  // communication thread allocates a collective's scratch at some moment
-  // between the two, one collective at a time; the prediction holds the
-  // largest scratch in flight from each start to its wait.
+  // communication thread takes a collective's scratch at some moment
+  // between the two, one collective at a time. From the arena
+  // (zrt_comm_reserve, which the lowering sizes for every started
+  // collective), nothing more; otherwise the prediction holds the largest
+  // scratch outside it in flight from each start to its wait.
   llvm::DenseMap<Value, int64_t> inFlight;
   auto largestInFlight = [&] {
     int64_t m = 0;
@@ -203,22 +250,44 @@ LogicalResult simulate(Block &block, Live &live,
       live.current = &op;
     live.innermost = &op;
     if (auto call = dyn_cast<func::CallOp>(op)) {
-      int64_t scratch = commScratch(call, n);
-      if (scratch == std::numeric_limits<int64_t>::max())
+      StringRef callee = call.getCallee();
+      if (callee == "zrt_comm_reserve" && call.getNumOperands() == 1) {
+        IntegerAttr bytes;
+        if (!matchPattern(call.getOperand(0), m_Constant(&bytes)) ||
+            bytes.getInt() < 0)
+          return call.emitOpError()
+                 << "zero-memory-report: the communication arena's size "
+                    "must be a constant number of bytes >= 0";
+        // A larger reservation adds a buffer; the others stay.
+        if (bytes.getInt() > live.arena) {
+          live.add(kComm, bytes.getInt());
+          live.arena = bytes.getInt();
+          live.arenaTotal += bytes.getInt();
+        }
+        continue;
+      }
+      if (callee == "zrt_comm_release" && call.getNumOperands() == 0) {
+        live.add(kComm, -live.arenaTotal);
+        live.arena = live.arenaTotal = 0;
+        continue;
+      }
+      SmallVector<int64_t, 2> pieces = commScratchPieces(call, n);
+      int64_t scratch = scratchOutsideArena(pieces, live.arena);
+      if (scratch == std::numeric_limits<int64_t>::max() ||
+          llvm::is_contained(pieces, std::numeric_limits<int64_t>::max()))
         live.overflowed = true;
-      if (call.getCallee().contains("_start_") && call.getNumResults() == 1) {
+      if (callee.contains("_start_") && call.getNumResults() == 1) {
         int64_t before = largestInFlight();
         inFlight[call.getResult(0)] = scratch;
         live.add(kComm, largestInFlight() - before);
-      } else if (call.getCallee() == "zrt_wait" && call.getNumOperands() == 1) {
+      } else if (callee == "zrt_wait" && call.getNumOperands() == 1) {
         int64_t before = largestInFlight();
         inFlight.erase(call.getOperand(0));
         live.add(kComm, largestInFlight() - before);
       } else {
         // A blocking collective runs after every started one has completed
         // (and freed its scratch).
-        if (call.getCallee().starts_with("zrt_all_") ||
-            call.getCallee().starts_with("zrt_reduce_")) {
+        if (callee.starts_with("zrt_all_") || callee.starts_with("zrt_reduce_")) {
           live.add(kComm, -largestInFlight());
           for (auto &entry : inFlight)
             entry.second = 0;

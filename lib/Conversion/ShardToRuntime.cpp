@@ -717,6 +717,106 @@ LogicalResult lowerStartedCollectives(ModuleOp module) {
   return applyPartialConversion(module, target, std::move(patterns));
 }
 
+/// A step whose started collectives take scratch holds the communication
+/// arena (runtime.h, zrt_comm_reserve) while any of them is in flight: in
+/// each run of overlapping start-to-wait intervals of the entry block, a
+/// reservation before every start that needs more than the ones before it
+/// in the run, and a release after the run's last wait. The scratch is
+/// then held from one fixed point of the program to another, and
+/// zero-memory-report predicts the step's peak exactly, where without it
+/// the communication thread would take and free it at moments that depend
+/// on timing. A start or wait inside another op (a loop) holds one buffer
+/// for the largest from the start of the function to every return. Needs
+/// the function's zero.world_size (the scratch depends on it); without it,
+/// nothing changes.
+LogicalResult reserveCommArena(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    auto world = fn->getAttrOfType<IntegerAttr>(
+        zero::ZeroDialect::WorldSizeAttrHelper::getNameStr());
+    if (!world)
+      continue;
+    // Each started collective that takes scratch: its need.
+    llvm::MapVector<Operation *, int64_t> needs;
+    int64_t largest = 0;
+    fn.walk([&](func::CallOp call) {
+      if (!call.getCallee().contains("_start_") || call.getNumResults() != 1)
+        return;
+      int64_t need = zero::commArenaBytes(
+          zero::commScratchPieces(call, world.getInt()));
+      if (need == 0)
+        return;
+      needs[call] = need;
+      largest = std::max(largest, need);
+    });
+    if (needs.empty())
+      continue;
+    if (largest == std::numeric_limits<int64_t>::max())
+      return needs.front().first->emitOpError()
+             << "needs more scratch than 64 bits count";
+    FailureOr<func::FuncOp> reserve = zero::getOrDeclareRuntimeFunc(
+        module, "zrt_comm_reserve", FunctionType::get(ctx, {i64}, {}));
+    FailureOr<func::FuncOp> release = zero::getOrDeclareRuntimeFunc(
+        module, "zrt_comm_release", FunctionType::get(ctx, {}, {}));
+    if (failed(reserve) || failed(release))
+      return failure();
+    auto reserveAt = [&](OpBuilder &b, Location loc, int64_t bytes) {
+      Value n = arith::ConstantIntOp::create(b, loc, i64, bytes);
+      func::CallOp::create(b, loc, *reserve, ValueRange{n});
+    };
+    // Every start and each of its waits directly in the entry block.
+    Block &entry = fn.getBody().front();
+    bool inEntry = fn.getBody().hasOneBlock();
+    for (auto &[start, need] : needs) {
+      inEntry = inEntry && start->getBlock() == &entry &&
+                !start->getResult(0).use_empty();
+      for (Operation *user : start->getResult(0).getUsers()) {
+        auto wait = dyn_cast<func::CallOp>(user);
+        inEntry = inEntry && wait && wait.getCallee() == "zrt_wait" &&
+                  user->getBlock() == &entry;
+      }
+    }
+    OpBuilder b(ctx);
+    if (!inEntry) {
+      b.setInsertionPointToStart(&entry);
+      reserveAt(b, fn.getLoc(), largest);
+      fn.walk([&](func::ReturnOp ret) {
+        b.setInsertionPoint(ret);
+        func::CallOp::create(b, ret.getLoc(), *release, ValueRange{});
+      });
+      continue;
+    }
+    // Runs of overlapping intervals, in block order.
+    llvm::DenseSet<Value> open;
+    int64_t reserved = 0;
+    for (Operation &op : llvm::make_early_inc_range(entry)) {
+      auto call = dyn_cast<func::CallOp>(op);
+      if (!call)
+        continue;
+      if (auto it = needs.find(call); it != needs.end()) {
+        if (open.empty())
+          reserved = 0;
+        open.insert(call.getResult(0));
+        if (it->second > reserved) {
+          b.setInsertionPoint(call);
+          reserveAt(b, call.getLoc(), it->second);
+          reserved = it->second;
+        }
+        continue;
+      }
+      if (call.getCallee() != "zrt_wait" || call.getNumOperands() != 1 ||
+          !open.erase(call.getOperand(0)) || !open.empty())
+        continue;
+      b.setInsertionPointAfter(call);
+      func::CallOp::create(b, call.getLoc(), *release, ValueRange{});
+    }
+  }
+  return success();
+}
+
 /// An argument of type !zero.extent becomes the runtime's i64 handle; the
 /// tensor it holds stays on the argument as `zero.extent`, for the step
 /// ABI (docs/runtime-abi.md).
@@ -827,7 +927,8 @@ struct ZeroShardToRuntimePass
       }
     }
     recordExtentArguments(module);
-    if (failed(lowerStartedCollectives(module)))
+    if (failed(lowerStartedCollectives(module)) ||
+        failed(reserveCommArena(module)))
       return signalPassFailure();
     bool ok = true;
     SmallVector<shard::GridOp> grids;

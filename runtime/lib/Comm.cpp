@@ -40,6 +40,7 @@
 #include <atomic>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -380,14 +381,110 @@ void allgather(World &w, const void *send, int sendCount,
 // Buffers, datatypes, arguments
 //===----------------------------------------------------------------------===//
 
-/// A ZRT_COMM temporary, freed on scope exit (also when an MPI error
-/// unwinds the call).
+/// The communication arena (zrt_comm_reserve): buffers of growing sizes,
+/// of which the largest (the last one reserved) holds the scratch of one
+/// thread's collectives, stacked, each piece at the next kArenaAlignment
+/// boundary. A reservation larger than every buffer adds one and leaves
+/// the others as they are, so it never waits for the collective that may
+/// be using one; all are freed together on release. One thread at a time
+/// owns the arena (the communication thread while it runs a collective,
+/// or the caller of a blocking one, which runs after every started one);
+/// another thread's scratch is allocated as without the arena.
+class CommArena {
+public:
+  static constexpr std::size_t kArenaAlignment = 64;
+
+  /// A piece of `bytes` for the calling thread, or null when another
+  /// thread owns the arena or the piece does not fit; `mark` is what
+  /// giveBack restores.
+  void *take(std::size_t bytes, std::size_t &mark) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (buffers.empty() ||
+        (depth > 0 && owner != std::this_thread::get_id()))
+      return nullptr;
+    // A collective's pieces stay in the buffer its first one took: the
+    // largest when it began.
+    if (depth == 0) {
+      current = buffers.size() - 1;
+      used = 0;
+    }
+    auto [base, size] = buffers[current];
+    std::size_t offset = (used + kArenaAlignment - 1) / kArenaAlignment *
+                         kArenaAlignment;
+    if (offset > size || bytes > size - offset)
+      return nullptr;
+    owner = std::this_thread::get_id();
+    ++depth;
+    mark = used;
+    used = offset + bytes;
+    return static_cast<char *>(base) + offset;
+  }
+
+  /// Returns the piece taken with `mark` (pieces come back in reverse).
+  void giveBack(std::size_t mark) {
+    std::lock_guard<std::mutex> lock(mutex);
+    used = mark;
+    if (--depth == 0)
+      idle.notify_all();
+  }
+
+  void reserve(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (bytes == 0 || (!buffers.empty() && bytes <= buffers.back().second))
+      return;
+    // A collective may be using the current largest buffer: it keeps it,
+    // and the next one takes the new buffer.
+    buffers.emplace_back(allocateCommBuffer(bytes), bytes);
+  }
+
+  void release() {
+    std::unique_lock<std::mutex> lock(mutex);
+    idle.wait(lock, [&] { return depth == 0; });
+    for (auto &[base, size] : buffers)
+      freeCommBuffer(base);
+    buffers.clear();
+  }
+
+  std::size_t bytes() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::size_t total = 0;
+    for (auto &[base, size] : buffers)
+      total += size;
+    return total;
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable idle;
+  /// Each buffer and its size, in the order reserved (growing sizes).
+  std::vector<std::pair<void *, std::size_t>> buffers;
+  /// The buffer the owner's pieces are in, and the bytes they take.
+  std::size_t current = 0, used = 0;
+  int depth = 0;
+  std::thread::id owner;
+};
+
+CommArena &commArena() {
+  static CommArena *instance = new CommArena();
+  return *instance;
+}
+
+/// A ZRT_COMM temporary, from the arena while it has room, else allocated;
+/// given back on scope exit (also when an MPI error unwinds the call).
 class Scratch {
 public:
-  explicit Scratch(std::size_t bytes)
-      : ptr(bytes ? allocateCommBuffer(bytes) : nullptr) {}
+  explicit Scratch(std::size_t bytes) {
+    if (!bytes)
+      return;
+    ptr = commArena().take(bytes, mark);
+    fromArena = ptr != nullptr;
+    if (!ptr)
+      ptr = allocateCommBuffer(bytes);
+  }
   ~Scratch() {
-    if (ptr)
+    if (fromArena)
+      commArena().giveBack(mark);
+    else if (ptr)
       freeCommBuffer(ptr);
   }
   Scratch(const Scratch &) = delete;
@@ -395,7 +492,9 @@ public:
   template <typename T> T *as() const { return static_cast<T *>(ptr); }
 
 private:
-  void *ptr;
+  void *ptr = nullptr;
+  bool fromArena = false;
+  std::size_t mark = 0;
 };
 
 /// A bf16 element as its bits: what goes on the wire. Sums of bf16 blocks
@@ -712,15 +811,20 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
   return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
 }
 
-template <typename T> uint64_t allReduceScalarImpl(Op op, T *value) {
+template <typename T>
+uint64_t allReduceScalarImpl(Op op, T *value, bool counted = true) {
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
   startCollective(w, "scalar_all_reduce");
   const int N = w.size.load();
   if (N == 1)
     return 0;
-  Scratch all(byteSize(N, 1, sizeof(T)));
-  T *allT = all.as<T>();
+  // Uncounted: the simulated link's own exchange, which is no part of the
+  // step (and would otherwise take scratch at moments that depend on
+  // timing).
+  Scratch all(counted ? byteSize(N, 1, sizeof(T)) : 0);
+  std::vector<T> uncounted(counted ? 0 : N);
+  T *allT = counted ? all.as<T>() : uncounted.data();
   allgather(w, value, 1, mpiType<T>(), allT, 1, mpiType<T>());
   T acc = allT[0];
   for (int r = 1; r < N; ++r)
@@ -847,6 +951,10 @@ uint64_t allReduceScalar(DType dtype, Op op, void *value) {
   return allReduceScalarImpl(op, static_cast<double *>(value));
 }
 
+void allReduceMaxUncounted(double *value) {
+  allReduceScalarImpl(Op::Max, value, /*counted=*/false);
+}
+
 void broadcast(void *data, std::size_t bytes, int root) {
   std::unique_lock<std::mutex> lock;
   World &w = worldForCollective(lock);
@@ -877,4 +985,9 @@ std::size_t setBucketBytes(std::size_t bytes) {
 }
 
 } // namespace comm
+
+void reserveCommArena(std::size_t bytes) { comm::commArena().reserve(bytes); }
+void releaseCommArena() { comm::commArena().release(); }
+std::size_t commArenaBytes() { return comm::commArena().bytes(); }
+
 } // namespace zero::runtime

@@ -24,6 +24,14 @@ namespace zero::runtime {
 void *allocateCommBuffer(std::size_t bytes);
 /// Frees a block from allocateCommBuffer. Never throws.
 void freeCommBuffer(void *ptr) noexcept;
+/// zrt_comm_reserve / zrt_comm_release: the communication arena, from
+/// which the collectives' scratch is taken while it has room (runtime.h).
+/// Both wait until no collective uses it; reserve throws Error when memory
+/// is exhausted.
+void reserveCommArena(std::size_t bytes);
+void releaseCommArena();
+/// The bytes the arena holds (0 when released).
+std::size_t commArenaBytes();
 /// Copies `bytes` bytes between two runtime buffers through the selected
 /// backend (a memcpy on the CPU, a copy on the compute stream on a GPU):
 /// what the collectives of a world of one rank do.
@@ -74,6 +82,11 @@ uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count);
 uint64_t allGather(DType dtype, const void *in, void *out, int64_t count);
 /// `value` points to one element and receives the result.
 uint64_t allReduceScalar(DType dtype, Op op, void *value);
+/// The largest `*value` over the ranks, into `*value`, with its scratch
+/// outside the runtime's allocator (not counted to ZRT_COMM): the
+/// simulated link's exchange of issue times, an instrument and no part of
+/// the step.
+void allReduceMaxUncounted(double *value);
 
 /// zrt_broadcast_bytes: MPI_Ibcast, waited for like every collective.
 void broadcast(void *data, std::size_t bytes, int root);

@@ -1012,7 +1012,8 @@ public:
   /// when the last rank has called it and the link is free, so every rank
   /// ends it at the same time. The ranks' issue times are compared on the
   /// machine's monotonic clock (one more scalar all-reduce per collective,
-  /// not counted): the simulated link assumes the ranks share a machine.
+  /// counted neither in bytes sent nor in memory): the simulated link
+  /// assumes the ranks share a machine.
   void complete(Clock::time_point issued, uint64_t bytes) {
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -1021,7 +1022,7 @@ public:
     }
     double last =
         std::chrono::duration<double>(issued.time_since_epoch()).count();
-    comm::allReduceScalar(DType::F64, comm::Op::Max, &last);
+    comm::allReduceMaxUncounted(&last);
     Clock::time_point end;
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -1950,6 +1951,20 @@ void zrt_wait(int64_t request) {
                     end, 0);
   if (!error.empty())
     reportCollectiveFailure(error);
+}
+
+void zrt_comm_reserve(int64_t bytes) {
+  if (!guarded("zrt_comm_reserve", [&] {
+        if (bytes < 0)
+          throw Error("bytes = " + std::to_string(bytes) + " is negative");
+        reserveCommArena(static_cast<std::size_t>(bytes));
+      }))
+    reportFatal();
+}
+
+void zrt_comm_release(void) {
+  if (!guarded("zrt_comm_release", [&] { releaseCommArena(); }))
+    reportFatal();
 }
 
 int zrt_set_sim_link(double bytes_per_second, double latency_seconds) {

@@ -124,6 +124,27 @@ TEST_F(RuntimeComm, CollectivesAreCopiesF64) {
   EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
 }
 
+// The communication arena holds ZRT_COMM bytes from zrt_comm_reserve to
+// zrt_comm_release: a smaller reservation keeps the buffer, a larger one
+// adds a buffer beside it, the release frees both; a negative size is a
+// fatal error that names the call.
+TEST_F(RuntimeComm, CommArenaHoldsItsBytesBetweenReserveAndRelease) {
+  zrt_comm_reserve(1000);
+  EXPECT_EQ(memoryStats().current[ZRT_COMM], 1000u);
+  zrt_comm_reserve(600);
+  zrt_comm_reserve(0);
+  EXPECT_EQ(memoryStats().current[ZRT_COMM], 1000u);
+  zrt_comm_reserve(4000);
+  EXPECT_EQ(memoryStats().current[ZRT_COMM], 5000u);
+  zrt_comm_release();
+  EXPECT_EQ(memoryStats().current[ZRT_COMM], 0u);
+  EXPECT_EQ(memoryStats().peak[ZRT_COMM], 5000u);
+  zrt_comm_release(); // nothing reserved: nothing to do
+  EXPECT_EQ(fatalMessageOf([] { zrt_comm_reserve(-1); }),
+            "zrt_comm_reserve: bytes = -1 is negative");
+  EXPECT_EQ(memoryStats().current[ZRT_COMM], 0u);
+}
+
 // Scalars come back unchanged (bits included) and count apart.
 TEST_F(RuntimeComm, ScalarsReturnTheValue) {
   float negZero = zrt_all_reduce_scalar_sum_f32(-0.0f);

@@ -636,6 +636,62 @@ void checkBF16() {
           "started bf16 all-gather block %d differs", r);
 }
 
+/// The communication arena (zrt_comm_reserve): a started reduce-scatter
+/// takes its scratch (N blocks of its count, one segment) from the arena
+/// and allocates nothing; a larger reservation adds a buffer beside the
+/// first; the comm bytes change only at the reservations and the release;
+/// results are those without the arena. A reduction needing more than the
+/// arena allocates its scratch as before.
+void checkArena() {
+  const int N = worldSize;
+  const int64_t count = 1001;
+  std::vector<float> in(count * N), out(count), plain(count);
+  for (int64_t i = 0; i < count * N; ++i)
+    in[i] = float((i * 7 + rank * 13) % 101) / 8.0f;
+  zrt_reduce_scatter_sum_f32(in.data(), plain.data(), count);
+  zrt_reset_peaks();
+  zrt_memory_stats before = memoryStats();
+  const uint64_t scratch = N > 1 ? uint64_t(N) * count * sizeof(float) : 0;
+  zrt_comm_reserve(int64_t(scratch));
+  zrt_comm_reserve(int64_t(scratch / 2)); // smaller: keeps the buffer
+  zrt_memory_stats reserved = memoryStats();
+  CHECK(reserved.current[ZRT_COMM] == before.current[ZRT_COMM] + scratch,
+        "reserved %llu bytes, comm holds %llu more",
+        (unsigned long long)scratch,
+        (unsigned long long)(reserved.current[ZRT_COMM] -
+                             before.current[ZRT_COMM]));
+  zrt_wait(zrt_reduce_scatter_sum_start_f32(in.data(), out.data(), count));
+  zrt_memory_stats after = memoryStats();
+  CHECK(after.num_allocs == reserved.num_allocs,
+        "a reduce-scatter within the arena allocated %llu blocks",
+        (unsigned long long)(after.num_allocs - reserved.num_allocs));
+  CHECK(after.peak[ZRT_COMM] == reserved.current[ZRT_COMM],
+        "comm peaked at %llu within an arena of %llu",
+        (unsigned long long)after.peak[ZRT_COMM],
+        (unsigned long long)reserved.current[ZRT_COMM]);
+  CHECK(out == plain, "a reduce-scatter in the arena differs");
+  // A larger reservation adds a buffer; the first stays until the release.
+  zrt_comm_reserve(int64_t(2 * scratch));
+  CHECK(memoryStats().current[ZRT_COMM] ==
+            before.current[ZRT_COMM] + 3 * scratch,
+        "a larger reservation keeps the first buffer beside the second");
+  zrt_comm_release();
+  CHECK(memoryStats().current[ZRT_COMM] == before.current[ZRT_COMM],
+        "the release frees every buffer");
+  // Too small an arena: the scratch is allocated beside it.
+  if (N > 1) {
+    zrt_comm_reserve(int64_t(scratch - 1));
+    zrt_memory_stats small = memoryStats();
+    zrt_wait(zrt_reduce_scatter_sum_start_f32(in.data(), out.data(), count));
+    CHECK(memoryStats().num_allocs == small.num_allocs + 1,
+          "scratch that does not fit the arena is allocated");
+    CHECK(out == plain, "a reduce-scatter beside the arena differs");
+    zrt_comm_release();
+  }
+  CHECK(memoryStats().current[ZRT_COMM] == before.current[ZRT_COMM],
+        "nothing left after the release");
+}
+
 int runChecks(int expectedSize) {
   CHECK(worldSize == expectedSize, "world of %d ranks, expected %d", worldSize,
         expectedSize);
@@ -653,6 +709,7 @@ int runChecks(int expectedSize) {
   checkType<float>();
   checkType<double>();
   checkBF16();
+  checkArena();
   checkSimLink();
 
   zrt_comm_stats total = commStats();

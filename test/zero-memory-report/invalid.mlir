@@ -119,3 +119,13 @@ func.func @huge_manifest(%w: memref<2xf32> {zero.param = "w"})
                 zero.manifest = [{name = "w", numel = 4611686018427387904 : i64, padded = 4611686018427387904 : i64, shape = array<i64: 4611686018427387904>, shard = 4611686018427387904 : i64}]} {
   return
 }
+
+// -----
+
+// The communication arena's size must be a constant the report can count.
+func.func private @zrt_comm_reserve(i64)
+func.func @arena_not_constant(%n: i64) attributes {zero.role = "forward_backward"} {
+  // expected-error@+1 {{zero-memory-report: the communication arena's size must be a constant number of bytes >= 0}}
+  func.call @zrt_comm_reserve(%n) : (i64) -> ()
+  return
+}

@@ -34,6 +34,22 @@ inline constexpr llvm::StringLiteral kMemoryCategories[kNumMemoryCategories] = {
 /// (runtime.h, "NVMe offload").
 inline constexpr int64_t kNvmeBlock = 4096;
 
+/// The ZRT_COMM scratch buffers the runtime's collective `call` (a call
+/// of a zrt_* entry point) takes while it runs on a world of `worldSize`
+/// ranks, in the order it takes them; none for other calls. A piece whose
+/// size overflows int64 is INT64_MAX.
+SmallVector<int64_t, 2> commScratchPieces(func::CallOp call,
+                                          int64_t worldSize);
+
+/// The runtime places the pieces of a collective's scratch in the
+/// communication arena (zrt_comm_reserve) at offsets of this alignment.
+inline constexpr int64_t kCommArenaAlignment = 64;
+
+/// The bytes an arena needs to hold `pieces`, each at the next
+/// kCommArenaAlignment boundary after the one before (INT64_MAX if that
+/// overflows).
+int64_t commArenaBytes(ArrayRef<int64_t> pieces);
+
 struct StepMemory {
   int64_t stage = -1, worldSize = 1;
   llvm::StringMap<int64_t> modelStates; ///< params, grads, optimizer_states

@@ -758,7 +758,14 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     memref form (`zero.*_start`, `zero.wait`, made by zero-schedule and
     bufferized by the models of the same file) are lowered here by
     conversion patterns to `zrt_*_start_*` calls returning the request
-    (`!zero.token` becomes `i64`) and `zrt_wait`. It also moves the
+    (`!zero.token` becomes `i64`) and `zrt_wait`; in a function with
+    `zero.world_size`, the started reductions' scratch comes from the
+    runtime's communication arena, held between fixed points: in each run
+    of overlapping start-to-wait intervals, `zrt_comm_reserve(bytes)`
+    before every start that needs more than the run has reserved, and
+    `zrt_comm_release()` after the wait that ends the run
+    (docs/runtime-abi.md, "The communication arena"), which
+    zero-memory-report counts the same. It also moves the
     `zero.category` a reduction's runtime call carries (the category of the
     full gradient it reads, which one-shot bufferization had not yet
     materialized when the call was made) to the allocation of that buffer,

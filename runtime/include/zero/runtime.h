@@ -725,6 +725,26 @@ ZRT_API int64_t zrt_reduce_scatter_sum_start_bf16(const uint16_t *in,
 ZRT_API int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
                                           int64_t count);
 
+/* The communication arena: buffers that the collectives take their
+ * scratch from (the receive buffers of reductions, ZRT_COMM) instead of
+ * allocating it while they run. zrt_comm_reserve(bytes) adds a buffer of
+ * `bytes` unless one of at least that size is already reserved; a
+ * collective stacks its pieces in the largest buffer when it begins, each
+ * at the next 64-byte boundary, while they fit (a piece that does not fit
+ * is allocated as without the arena). zrt_comm_release waits until no
+ * collective is using the arena and frees every buffer. Without the arena,
+ * a started collective's scratch comes and goes when the communication
+ * thread runs it, so whether it counts at the step's peak depends on
+ * timing; with it, the bytes are held from one fixed point of the program
+ * to another. The lowered step (zero-shard-to-runtime) reserves before
+ * each started reduction that needs more than the reservations before it
+ * while some are in flight, and releases after the wait that completes
+ * the last of them; zero-memory-report predicts the same. A reservation
+ * never waits: the collective using a buffer keeps it. `bytes` < 0, or no
+ * memory for a buffer, goes to the fatal handler. */
+ZRT_API void zrt_comm_reserve(int64_t bytes);
+ZRT_API void zrt_comm_release(void);
+
 /* Blocks until `request` has completed: a started collective (and every
  * collective started before it), or a started NVMe transfer
  * (zrt_nvme_read_start, zrt_nvme_write_start; those complete in any
