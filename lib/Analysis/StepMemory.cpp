@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Analysis/StepMemory.h"
+#include "zero/runtime.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -45,39 +46,42 @@ FailureOr<int64_t> bytesOf(Location loc, MemRefType t) {
 
 } // namespace
 
-/// The scratch of the runtime's collective `call` (its ZRT_COMM receive
-/// buffers; docs/decisions.md, "Collectives reduce in one fixed order"): N
-/// blocks of the segment, the segment bounded by the 16 MiB bucket, and a
-/// second such buffer for an all-reduce whose count is not a multiple of N.
+/// The scratch of the runtime's collective `call`, by the runtime's own
+/// formula (runtime.h, zrt_comm_scratch) with the default bucket.
+/// Where the runtime places the pieces of a collective's scratch in the
+/// communication arena.
+constexpr int64_t kCommArenaAlignment = ZRT_COMM_ARENA_ALIGNMENT;
+
 SmallVector<int64_t, 2> mlir::zero::commScratchPieces(func::CallOp call,
                                                       int64_t n) {
   StringRef callee = call.getCallee();
   if (n <= 1 || !callee.starts_with("zrt_"))
     return {};
   int64_t b = callee.ends_with("_f64") ? 8 : callee.ends_with("_bf16") ? 2 : 4;
-  // (Products are checked: a hand-written zero.world_size may be anything;
-  // an overflow counts as the largest size, which the sums then refuse.)
-  auto mul = [](int64_t x, int64_t y) {
-    return llvm::checkedMul(x, y).value_or(std::numeric_limits<int64_t>::max());
-  };
-  if (callee.starts_with("zrt_all_reduce_scalar_"))
-    return {mul(n, b)};
-  bool reduceScatter = callee.starts_with("zrt_reduce_scatter_");
-  bool allReduce = callee.starts_with("zrt_all_reduce_");
-  if (!reduceScatter && !allReduce)
-    return {};
-  IntegerAttr count;
-  if (call.getNumOperands() < 3 ||
-      !matchPattern(call.getOperand(2), m_Constant(&count)))
-    return {};
-  int64_t c = count.getInt();
-  int64_t block = reduceScatter ? c : c / n + (c % n != 0);
-  constexpr int64_t kBucket = 16 << 20;
-  int64_t segment = std::min(block, std::max<int64_t>(1, kBucket / mul(n, b)));
-  int64_t scratch = mul(mul(n, segment), b);
-  if (allReduce && c % n != 0)
-    return {scratch, scratch};
-  return {scratch};
+  zrt_collective kind;
+  int64_t count = 1;
+  if (callee.starts_with("zrt_all_reduce_scalar_")) {
+    kind = ZRT_SCALAR_ALL_REDUCE;
+  } else {
+    if (callee.starts_with("zrt_reduce_scatter_"))
+      kind = ZRT_REDUCE_SCATTER;
+    else if (callee.starts_with("zrt_all_reduce_"))
+      kind = ZRT_ALL_REDUCE;
+    else
+      return {};
+    IntegerAttr c;
+    if (call.getNumOperands() < 3 ||
+        !matchPattern(call.getOperand(2), m_Constant(&c)))
+      return {};
+    count = c.getInt();
+  }
+  int64_t pieces[2] = {0, 0};
+  // (A hand-written zero.world_size or count may be anything: an overflow
+  // counts as the largest size, which the sums then refuse.)
+  int num = zrt_comm_scratch(kind, n, count, b, ZRT_COMM_BUCKET_BYTES, pieces);
+  if (num < 0)
+    return {std::numeric_limits<int64_t>::max()};
+  return SmallVector<int64_t, 2>(ArrayRef<int64_t>(pieces, num));
 }
 
 int64_t mlir::zero::commArenaBytes(ArrayRef<int64_t> pieces) {
@@ -262,7 +266,10 @@ LogicalResult simulate(Block &block, Live &live,
         if (bytes.getInt() > live.arena) {
           live.add(kComm, bytes.getInt());
           live.arena = bytes.getInt();
-          live.arenaTotal += bytes.getInt();
+          std::optional<int64_t> total =
+              llvm::checkedAdd(live.arenaTotal, bytes.getInt());
+          live.overflowed |= !total;
+          live.arenaTotal = total.value_or(0);
         }
         continue;
       }

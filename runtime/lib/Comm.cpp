@@ -31,6 +31,8 @@
 
 #include "Comm.h"
 
+#include "zero/runtime.h"
+
 #include "BFloat16.h"
 
 // MPI through a table filled at run time (a world of one never opens it).
@@ -392,7 +394,7 @@ void allgather(World &w, const void *send, int sendCount,
 /// another thread's scratch is allocated as without the arena.
 class CommArena {
 public:
-  static constexpr std::size_t kArenaAlignment = 64;
+  static constexpr std::size_t kArenaAlignment = ZRT_COMM_ARENA_ALIGNMENT;
 
   /// A piece of `bytes` for the calling thread, or null when another
   /// thread owns the arena or the piece does not fit; `mark` is what
@@ -551,16 +553,33 @@ private:
   bool owned = false;
 };
 
-constexpr std::size_t kDefaultBucketBytes = 16u << 20;
+constexpr std::size_t kDefaultBucketBytes = ZRT_COMM_BUCKET_BYTES;
 std::atomic<std::size_t> bucketBytes{kDefaultBucketBytes};
 
 /// Elements per block in one segment: the receive buffer of N blocks holds
 /// at most the bucket, at least one element per block, at most what an MPI
 /// count (int) can say.
-int64_t segmentLength(int worldSize, std::size_t elementBytes) {
-  std::size_t s = bucketBytes.load() / (std::size_t(worldSize) * elementBytes);
-  return static_cast<int64_t>(
-      std::clamp<std::size_t>(s, 1, static_cast<std::size_t>(INT_MAX)));
+/// A reduction's scratch by runtime.h's formula (zrt_comm_scratch, which
+/// zero-memory-report predicts with): the bytes of its buffers, and its
+/// segment, the elements of each rank's block it moves at a time.
+struct ReductionScratch {
+  int pieces = 0;
+  int64_t bytes[2] = {0, 0};
+  int64_t segment = 0;
+};
+ReductionScratch reductionScratch(zrt_collective kind, int worldSize,
+                                  int64_t count, std::size_t elementBytes) {
+  ReductionScratch r;
+  r.pieces = zrt_comm_scratch(kind, worldSize, count,
+                              static_cast<int64_t>(elementBytes),
+                              static_cast<int64_t>(bucketBytes.load()),
+                              r.bytes);
+  if (r.pieces < 0)
+    throw Error("count = " + std::to_string(count) +
+                " is too large: the scratch size overflows");
+  if (r.pieces > 0)
+    r.segment = r.bytes[0] / (int64_t(worldSize) * int64_t(elementBytes));
+  return r;
 }
 
 /// How many of the n elements from `start` lie below `length`.
@@ -675,10 +694,12 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
   const MPI_Datatype element = mpiType<T>();
   const int64_t L = count;
   const int64_t c = (L + N - 1) / N; // block length of the padded buffer
-  const int64_t s = std::min(c, segmentLength(N, sizeof(T)));
-  const bool padded = c * N != L;
-  Scratch recv(byteSize(s, N, sizeof(T)));
-  Scratch pack(padded ? byteSize(s, N, sizeof(T)) : 0);
+  const ReductionScratch scratch =
+      reductionScratch(ZRT_ALL_REDUCE, N, L, sizeof(T));
+  const int64_t s = scratch.segment;
+  const bool padded = scratch.pieces == 2;
+  Scratch recv(static_cast<std::size_t>(scratch.bytes[0]));
+  Scratch pack(padded ? static_cast<std::size_t>(scratch.bytes[1]) : 0);
   T *recvT = recv.as<T>(), *packT = pack.as<T>();
 
   // A segment is exchanged straight from (to) the caller's buffer when no
@@ -759,8 +780,10 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
   requireHostBuffers(N);
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
-  const int64_t s = std::min(c, segmentLength(N, sizeof(T)));
-  Scratch recv(byteSize(s, N, sizeof(T)));
+  const ReductionScratch scratch =
+      reductionScratch(ZRT_REDUCE_SCATTER, N, c, sizeof(T));
+  const int64_t s = scratch.segment;
+  Scratch recv(static_cast<std::size_t>(scratch.bytes[0]));
   T *recvT = recv.as<T>();
   // With out == in + b*count, the piece written in a segment was sent in
   // that segment; later segments read other pieces.
@@ -822,7 +845,11 @@ uint64_t allReduceScalarImpl(Op op, T *value, bool counted = true) {
   // Uncounted: the simulated link's own exchange, which is no part of the
   // step (and would otherwise take scratch at moments that depend on
   // timing).
-  Scratch all(counted ? byteSize(N, 1, sizeof(T)) : 0);
+  Scratch all(counted ? static_cast<std::size_t>(
+                            reductionScratch(ZRT_SCALAR_ALL_REDUCE, N, 1,
+                                             sizeof(T))
+                                .bytes[0])
+                      : 0);
   std::vector<T> uncounted(counted ? 0 : N);
   T *allT = counted ? all.as<T>() : uncounted.data();
   allgather(w, value, 1, mpiType<T>(), allT, 1, mpiType<T>());

@@ -124,6 +124,46 @@ TEST_F(RuntimeComm, CollectivesAreCopiesF64) {
   EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
 }
 
+// runtime.h's formula for a collective's scratch, which the runtime sizes
+// its buffers with and zero-memory-report predicts with.
+TEST(CommScratch, FollowsTheSegmentsOfTheBucket) {
+  int64_t p[2] = {-1, -1};
+  // A reduce-scatter of 100 f32 per rank on 2 ranks: 2 blocks of 100.
+  EXPECT_EQ(zrt_comm_scratch(ZRT_REDUCE_SCATTER, 2, 100, 4,
+                             ZRT_COMM_BUCKET_BYTES, p), 1);
+  EXPECT_EQ(p[0], 800);
+  // An all-reduce of 7: blocks of 4, padded, so a second buffer to pack.
+  EXPECT_EQ(zrt_comm_scratch(ZRT_ALL_REDUCE, 2, 7, 4, ZRT_COMM_BUCKET_BYTES,
+                             p), 2);
+  EXPECT_EQ(p[0], 32);
+  EXPECT_EQ(p[1], 32);
+  EXPECT_EQ(zrt_comm_scratch(ZRT_ALL_REDUCE, 2, 8, 4, ZRT_COMM_BUCKET_BYTES,
+                             p), 1);
+  // A bucket smaller than one element per rank: segments of one element;
+  // a 64-byte bucket on 2 ranks of f64: segments of 4 elements.
+  EXPECT_EQ(zrt_comm_scratch(ZRT_REDUCE_SCATTER, 2, 100, 4, 1, p), 1);
+  EXPECT_EQ(p[0], 8);
+  EXPECT_EQ(zrt_comm_scratch(ZRT_REDUCE_SCATTER, 2, 100, 8, 64, p), 1);
+  EXPECT_EQ(p[0], 64);
+  // The 16 MiB bucket bounds a large reduction's scratch.
+  EXPECT_EQ(zrt_comm_scratch(ZRT_REDUCE_SCATTER, 4, int64_t(1) << 30, 4,
+                             ZRT_COMM_BUCKET_BYTES, p), 1);
+  EXPECT_EQ(p[0], ZRT_COMM_BUCKET_BYTES);
+  EXPECT_EQ(zrt_comm_scratch(ZRT_SCALAR_ALL_REDUCE, 3, 1, 8,
+                             ZRT_COMM_BUCKET_BYTES, p), 1);
+  EXPECT_EQ(p[0], 24);
+  // Nothing for gathers, a world of one, or nothing to reduce; -1 when a
+  // size overflows.
+  EXPECT_EQ(zrt_comm_scratch(ZRT_ALL_GATHER, 2, 100, 4, ZRT_COMM_BUCKET_BYTES,
+                             p), 0);
+  EXPECT_EQ(zrt_comm_scratch(ZRT_REDUCE_SCATTER, 1, 100, 4,
+                             ZRT_COMM_BUCKET_BYTES, p), 0);
+  EXPECT_EQ(zrt_comm_scratch(ZRT_ALL_REDUCE, 2, 0, 4, ZRT_COMM_BUCKET_BYTES,
+                             p), 0);
+  EXPECT_EQ(zrt_comm_scratch(ZRT_SCALAR_ALL_REDUCE, INT64_MAX / 2, 1, 8,
+                             ZRT_COMM_BUCKET_BYTES, p), -1);
+}
+
 // The communication arena holds ZRT_COMM bytes from zrt_comm_reserve to
 // zrt_comm_release: a smaller reservation keeps the buffer, a larger one
 // adds a buffer beside it, the release frees both; a negative size is a

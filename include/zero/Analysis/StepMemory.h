@@ -41,13 +41,9 @@ inline constexpr int64_t kNvmeBlock = 4096;
 SmallVector<int64_t, 2> commScratchPieces(func::CallOp call,
                                           int64_t worldSize);
 
-/// The runtime places the pieces of a collective's scratch in the
-/// communication arena (zrt_comm_reserve) at offsets of this alignment.
-inline constexpr int64_t kCommArenaAlignment = 64;
-
 /// The bytes an arena needs to hold `pieces`, each at the next
-/// kCommArenaAlignment boundary after the one before (INT64_MAX if that
-/// overflows).
+/// ZRT_COMM_ARENA_ALIGNMENT boundary after the one before, as the runtime
+/// places them (INT64_MAX if that overflows).
 int64_t commArenaBytes(ArrayRef<int64_t> pieces);
 
 struct StepMemory {

@@ -846,6 +846,55 @@ typedef enum zrt_collective {
   ZRT_NUM_COLLECTIVES = 4
 } zrt_collective;
 
+/* The scratch a collective takes while it runs (ZRT_COMM; from the
+ * communication arena where it fits): the bytes of each buffer, in the
+ * order it takes them, written to pieces[0..1]; returns how many (0-2), or
+ * -1 when a size overflows int64. On a world of `world` ranks, with
+ * `element_bytes`-byte elements and a bucket of `bucket_bytes`
+ * (zrt_set_comm_bucket_bytes; its default ZRT_COMM_BUCKET_BYTES), a
+ * reduction moves one segment of each rank's block at a time, the segment
+ * min(block, max(1, bucket_bytes / (world * element_bytes))) elements:
+ *   ZRT_REDUCE_SCATTER of `count` elements per rank: world segments;
+ *   ZRT_ALL_REDUCE of `count` elements (blocks of ceil(count / world)):
+ *     world segments, and as many again when count is not a multiple of
+ *     world (the padded blocks are packed);
+ *   ZRT_SCALAR_ALL_REDUCE: world elements;
+ *   ZRT_ALL_GATHER, a world of one, count 0: nothing.
+ * The runtime sizes its buffers with it, and zero-memory-report predicts
+ * them with it. */
+#define ZRT_COMM_BUCKET_BYTES ((int64_t)16 << 20)
+#define ZRT_COMM_ARENA_ALIGNMENT 64
+static inline int zrt_comm_scratch(zrt_collective kind, int64_t world,
+                                   int64_t count, int64_t element_bytes,
+                                   int64_t bucket_bytes, int64_t pieces[2]) {
+  int64_t group, segment, block, bytes;
+  if (world <= 1 || element_bytes <= 0 || kind == ZRT_ALL_GATHER)
+    return 0;
+  if (kind == ZRT_SCALAR_ALL_REDUCE) {
+    if (__builtin_mul_overflow(world, element_bytes, &bytes))
+      return -1;
+    pieces[0] = bytes;
+    return 1;
+  }
+  if ((kind != ZRT_REDUCE_SCATTER && kind != ZRT_ALL_REDUCE) || count <= 0)
+    return 0;
+  block = kind == ZRT_REDUCE_SCATTER ? count
+                                     : count / world + (count % world != 0);
+  if (__builtin_mul_overflow(world, element_bytes, &group))
+    return -1;
+  segment = bucket_bytes / group;
+  if (segment < 1)
+    segment = 1;
+  if (segment > 2147483647)
+    segment = 2147483647;
+  if (segment > block)
+    segment = block;
+  if (__builtin_mul_overflow(group, segment, &bytes))
+    return -1;
+  pieces[0] = pieces[1] = bytes;
+  return kind == ZRT_ALL_REDUCE && count % world != 0 ? 2 : 1;
+}
+
 /* "all_reduce", "reduce_scatter", "all_gather", "scalar_all_reduce";
  * "unknown" for any other value. The string is static. */
 ZRT_API const char *zrt_collective_name(zrt_collective collective);
