@@ -756,7 +756,7 @@ LogicalResult reserveCommArena(ModuleOp module) {
       continue;
     if (largest == std::numeric_limits<int64_t>::max())
       return needs.front().first->emitOpError()
-             << "needs more scratch than 64 bits count";
+             << "needs more communication scratch than a 64-bit size holds";
     FailureOr<func::FuncOp> reserve = zero::getOrDeclareRuntimeFunc(
         module, "zrt_comm_reserve", FunctionType::get(ctx, {i64}, {}));
     FailureOr<func::FuncOp> release = zero::getOrDeclareRuntimeFunc(
