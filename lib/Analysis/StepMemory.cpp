@@ -84,44 +84,39 @@ SmallVector<int64_t, 2> mlir::zero::commScratchPieces(func::CallOp call,
   return SmallVector<int64_t, 2>(ArrayRef<int64_t>(pieces, num));
 }
 
-int64_t mlir::zero::commArenaBytes(ArrayRef<int64_t> pieces) {
-  int64_t used = 0;
+namespace {
+
+/// `pieces` placed in an arena of `capacity` bytes as the runtime places
+/// them: in order, each at the next alignment boundary, while it fits.
+struct ArenaPlacement {
+  int64_t end = 0;     ///< the end of the last piece placed
+  int64_t outside = 0; ///< the bytes of the pieces that did not fit
+};
+ArenaPlacement placeInArena(ArrayRef<int64_t> pieces, int64_t capacity) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ArenaPlacement p;
   for (int64_t piece : pieces) {
-    if (used > kMax - kCommArenaAlignment)
-      return kMax;
-    std::optional<int64_t> end =
-        llvm::checkedAdd(
-            static_cast<int64_t>(llvm::alignTo(used, kCommArenaAlignment)),
-            piece);
-    if (!end || piece == std::numeric_limits<int64_t>::max())
-      return std::numeric_limits<int64_t>::max();
-    used = *end;
+    int64_t offset =
+        p.end > kMax - kCommArenaAlignment
+            ? kMax
+            : static_cast<int64_t>(llvm::alignTo(p.end, kCommArenaAlignment));
+    if (offset <= capacity && piece <= capacity - offset)
+      p.end = offset + piece;
+    else
+      p.outside = llvm::checkedAdd(p.outside, piece).value_or(kMax);
   }
-  return used;
+  return p;
+}
+
+} // namespace
+
+int64_t mlir::zero::commArenaBytes(ArrayRef<int64_t> pieces) {
+  ArenaPlacement p =
+      placeInArena(pieces, std::numeric_limits<int64_t>::max());
+  return p.outside ? std::numeric_limits<int64_t>::max() : p.end;
 }
 
 namespace {
-
-/// The bytes of `pieces` that do not fit in an arena of `arena` bytes
-/// (placed as the runtime places them: in order, while they fit), which
-/// the collective allocates while it runs.
-int64_t scratchOutsideArena(ArrayRef<int64_t> pieces, int64_t arena) {
-  int64_t used = 0, outside = 0;
-  for (int64_t piece : pieces) {
-    int64_t offset =
-        used > std::numeric_limits<int64_t>::max() - kCommArenaAlignment
-            ? std::numeric_limits<int64_t>::max()
-            : static_cast<int64_t>(llvm::alignTo(used, kCommArenaAlignment));
-    if (offset <= arena && piece <= arena - offset) {
-      used = offset + piece;
-      continue;
-    }
-    outside = llvm::checkedAdd(outside, piece)
-                  .value_or(std::numeric_limits<int64_t>::max());
-  }
-  return outside;
-}
 
 constexpr unsigned kComm = kNumMemoryCategories - 1;
 
@@ -279,7 +274,7 @@ LogicalResult simulate(Block &block, Live &live,
         continue;
       }
       SmallVector<int64_t, 2> pieces = commScratchPieces(call, n);
-      int64_t scratch = scratchOutsideArena(pieces, live.arena);
+      int64_t scratch = placeInArena(pieces, live.arena).outside;
       if (scratch == std::numeric_limits<int64_t>::max() ||
           llvm::is_contained(pieces, std::numeric_limits<int64_t>::max()))
         live.overflowed = true;

@@ -447,14 +447,6 @@ public:
     buffers.clear();
   }
 
-  std::size_t bytes() {
-    std::lock_guard<std::mutex> lock(mutex);
-    std::size_t total = 0;
-    for (auto &[base, size] : buffers)
-      total += size;
-    return total;
-  }
-
 private:
   std::mutex mutex;
   std::condition_variable idle;
@@ -1015,6 +1007,5 @@ std::size_t setBucketBytes(std::size_t bytes) {
 
 void reserveCommArena(std::size_t bytes) { comm::commArena().reserve(bytes); }
 void releaseCommArena() { comm::commArena().release(); }
-std::size_t commArenaBytes() { return comm::commArena().bytes(); }
 
 } // namespace zero::runtime

@@ -30,8 +30,6 @@ void freeCommBuffer(void *ptr) noexcept;
 /// is exhausted.
 void reserveCommArena(std::size_t bytes);
 void releaseCommArena();
-/// The bytes the arena holds (0 when released).
-std::size_t commArenaBytes();
 /// Copies `bytes` bytes between two runtime buffers through the selected
 /// backend (a memcpy on the CPU, a copy on the compute stream on a GPU):
 /// what the collectives of a world of one rank do.
