@@ -387,7 +387,8 @@ def main():
             """The cost model's exposed share against communication /
             compute, its own: the link that makes the model's blocking link
             time that share of its free step (two predictions give the
-            fixed and the per-byte part), then its schedule's prediction."""
+            fixed and the per-byte part), then its schedule's prediction;
+            None for a ratio the latencies alone exceed."""
             free = predicted(stage, f'{compute_opts} link-gbps=1e9 '
                              'link-latency-us=0')[0]
             lat = f'link-latency-us={args.latency_us:g}'
@@ -398,6 +399,7 @@ def main():
             curve = {}
             for r in (0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2):
                 if r * free <= fixed:
+                    curve[r] = None
                     continue
                 gbps = per_byte / (r * free - fixed)
                 sync, sched = predicted(stage, f'{compute_opts} link-gbps={gbps:.6g} {lat}')
@@ -554,9 +556,13 @@ def main():
                       f"free {pred_free * 1e3:8.1f} ms ({(pred_free / t_free - 1) * 100:+.0f}%)   "
                       f"exposed {pred_exposed:.3f}")
                 if curve:
+                    short = [f"{r:g}" for r, e in curve.items() if e is None]
                     print("  the cost model's exposed against its communication / "
                           "compute: " + ', '.join(f"{r:g}: {e:.3f}"
-                                                  for r, e in curve.items()))
+                                                  for r, e in curve.items()
+                                                  if e is not None)
+                          + (f" (not at {', '.join(short)}: the latencies alone "
+                             "take longer)" if short else ''))
                 print(f"  peak bytes per rank (measured / predicted): sync {row['peak_sync']} / "
                       f"{peak_pred_sync}, sched {row['peak_sched']} / {peak_pred_sched}")
                 if budget_row:
