@@ -272,6 +272,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     schedule.vectorGflops = opts.vectorGflops;
     schedule.memoryGbps = opts.memoryGbps;
     schedule.memoryBudget = opts.memoryBudget;
+    schedule.bucketBytes = opts.bucketBytes;
     schedule.target = opts.target;
     schedule.bufferizePipeline = bufferizeStepPipelineText(opts.target);
     pm.addPass(createZeroSchedulePass(schedule));

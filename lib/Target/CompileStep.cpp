@@ -4,6 +4,7 @@
 
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/InitAll.h"
+#include "zero/Support/ByteSize.h"
 #include "zero/Support/ParserGuard.h"
 
 #include "zero/step.h"
@@ -133,12 +134,12 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   std::string lower = "gemm-to-runtime=" + gemm + " target=" + options.target;
   std::string schedule =
       llvm::formatv("link-gbps={0} link-latency-us={1} gemm-gflops={2} "
-                    "vector-gflops={3} memory-gbps={4}",
+                    "vector-gflops={3} memory-gbps={4} bucket-bytes={5}",
                     exactNumber(options.linkGbps),
                     exactNumber(options.linkLatencyUs),
                     exactNumber(options.gemmGflops),
                     exactNumber(options.vectorGflops),
-                    exactNumber(options.memoryGbps))
+                    exactNumber(options.memoryGbps), options.bucketBytes)
           .str();
   // The budget's prediction is the target's (zero-memory-report target).
   std::string scheduleTarget = " target=" + options.target;
@@ -189,6 +190,14 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
         .str();
   }
   return makeError("unknown step form");
+}
+
+llvm::Expected<int64_t> mlir::zero::parseBucketBytesOption(llvm::StringRef text) {
+  if (std::optional<int64_t> bytes = parseByteSize(text))
+    return *bytes;
+  return makeError("option '--bucket-bytes' expects a byte count such as "
+                   "65536, 256KiB or 1MB (0: no buckets), got '" +
+                   text.str() + "'");
 }
 
 llvm::Expected<std::string>

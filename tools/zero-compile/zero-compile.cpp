@@ -83,7 +83,7 @@ Options:
                          U microseconds per collective (default bw=10,
                          latency=20; give what the binary's --sim-link will
                          simulate)
-)" ZERO_COMPUTE_MODEL_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
+)" ZERO_COMPUTE_MODEL_OPTION_HELP ZERO_BUCKET_BYTES_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
                          zero-memory-report predicts it (40000000, 40MB,
                          38MiB): zero-remat recomputes forward values in the
                          backward pass (fewest FLOPs per byte first) until
@@ -118,6 +118,8 @@ struct Options {
   double linkGbps = 10.0, linkLatencyUs = 20.0;
   double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   int64_t memoryBudget = 0;
+  int64_t bucketBytes = 65536;
+  bool bucketBytesGiven = false;
   std::string linker;
 };
 
@@ -199,6 +201,13 @@ Options parseOptions(int argc, char **argv) {
                                           opts.vectorGflops, opts.memoryGbps,
                                           error))
         fail(error);
+    } else if (key == "bucket-bytes") {
+      llvm::Expected<int64_t> bytes =
+          mlir::zero::parseBucketBytesOption(value());
+      if (!bytes)
+        fail(llvm::toString(bytes.takeError()));
+      opts.bucketBytes = *bytes;
+      opts.bucketBytesGiven = true;
     } else if (key == "memory-budget") {
       std::string v = value();
       std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
@@ -390,6 +399,10 @@ int main(int argc, char **argv) {
   options.vectorGflops = opts.vectorGflops;
   options.memoryGbps = opts.memoryGbps;
   options.memoryBudget = opts.memoryBudget;
+  if (opts.bucketBytesGiven && !opts.schedule)
+    fail("--bucket-bytes sizes zero-schedule's buckets, and --no-schedule "
+         "leaves the collectives unscheduled: drop one of the two");
+  options.bucketBytes = opts.bucketBytes;
   options.object.optLevel = opts.optLevel;
   options.object.cpu = opts.targetCpu;
   options.target = opts.target;

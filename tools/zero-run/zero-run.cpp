@@ -81,7 +81,7 @@ Compilation:
   --link-model bw=G,latency=U
                          the link zero-schedule's cost model assumes (default:
                          --sim-link's if given, else bw=10,latency=20)
-)" ZERO_COMPUTE_MODEL_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
+)" ZERO_COMPUTE_MODEL_OPTION_HELP ZERO_BUCKET_BYTES_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
                          zero-memory-report predicts it (40000000, 40MB,
                          38MiB): zero-remat recomputes forward values in the
                          backward pass (fewest FLOPs per byte first) until
@@ -109,6 +109,8 @@ struct RunOptions {
   std::string linkModel, simLink, offload;
   double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   int64_t memoryBudget = 0;
+  int64_t bucketBytes = 65536;
+  bool bucketBytesGiven = false;
   std::string cacheDir;
   bool noCache = false;
   bool help = false;
@@ -189,6 +191,13 @@ RunOptions parseOptions(int argc, char **argv) {
               value(i, key, inlineValue, hasInline), opts.gemmGflops,
               opts.vectorGflops, opts.memoryGbps, error))
         fail(error);
+    } else if (key == "bucket-bytes") {
+      llvm::Expected<int64_t> bytes =
+          mlir::zero::parseBucketBytesOption(value(i, key, inlineValue, hasInline));
+      if (!bytes)
+        fail(llvm::toString(bytes.takeError()));
+      opts.bucketBytes = *bytes;
+      opts.bucketBytesGiven = true;
     } else if (key == "memory-budget") {
       std::string v = value(i, key, inlineValue, hasInline);
       std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
@@ -243,7 +252,7 @@ std::string defaultCacheDir() {
 std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
                      const char *argv0) {
   llvm::SHA256 hash;
-  hash.update("zero-run cache v2\n");
+  hash.update("zero-run cache v3\n");
   hash.update(LLVM_VERSION_STRING "\n");
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&defaultCacheDir));
@@ -255,7 +264,7 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
   hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
                             "link={5},{6} budget={7} accumulate={8} "
                             "offload={9},{10} target={11} "
-                            "compute={12},{13},{14}\n",
+                            "compute={12},{13},{14} buckets={15}\n",
                             options.stage ? *options.stage : -1,
                             options.worldSize, options.gemmToRuntime,
                             describeTarget(options.object), options.schedule,
@@ -265,7 +274,8 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
                             options.offloadOptimizer, options.offloadParams,
                             options.target, exactNumber(options.gemmGflops),
                             exactNumber(options.vectorGflops),
-                            exactNumber(options.memoryGbps))
+                            exactNumber(options.memoryGbps),
+                            options.bucketBytes)
                   .str());
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
@@ -381,6 +391,10 @@ int main(int argc, char **argv) {
   options.gemmToRuntime = opts.gemmToRuntime;
   options.schedule = opts.schedule;
   options.memoryBudget = opts.memoryBudget;
+  if (opts.bucketBytesGiven && !opts.schedule)
+    fail("--bucket-bytes sizes zero-schedule's buckets, and --no-schedule "
+         "leaves the collectives unscheduled: drop one of the two");
+  options.bucketBytes = opts.bucketBytes;
   if (!opts.offload.empty()) {
     ::zero::driver::OffloadSpec offload;
     std::string message;

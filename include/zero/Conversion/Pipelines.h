@@ -125,6 +125,12 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::desc("zero-schedule's cost model: latency of a collective "
                      "in microseconds"),
       llvm::cl::init(20.0)};
+  PassOptions::Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("zero-schedule's buckets: consecutive collectives "
+                     "smaller than this (full-size bytes) merge into one of "
+                     "at most this many (0: no buckets)"),
+      llvm::cl::init(65536)};
   PassOptions::Option<int64_t> memoryBudget{
       *this, "memory-budget",
       llvm::cl::desc("Bytes one rank may hold at the step's peak (0: "

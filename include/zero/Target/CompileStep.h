@@ -90,6 +90,16 @@ StepInfo inspectStep(ModuleOp module);
   "                         from a run's --stats-json as bench/overlap.py\n"   \
   "                         does (docs/zero-form.md, \"The cost model\")\n"
 
+/// --bucket-bytes' help, the same in zero-compile and zero-run.
+#define ZERO_BUCKET_BYTES_OPTION_HELP                                          \
+  "  --bucket-bytes SIZE    zero-schedule merges consecutive all-gathers,\n"   \
+  "                         reduce-scatters and all-reduces smaller than\n"   \
+  "                         SIZE (full-size bytes: 65536, 256KiB, 1MB) into\n" \
+  "                         buckets of at most SIZE: one latency and one\n"    \
+  "                         hand-off to the communication thread each\n"      \
+  "                         (default 65536; 0: no buckets). Results are\n"    \
+  "                         bit-identical for every SIZE\n"
+
 struct CompileOptions {
   /// Contract modules: partition for this stage (0-3); none: lower the
   /// contract functions as they are on one rank, stage 0 on more.
@@ -108,6 +118,9 @@ struct CompileOptions {
   double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   /// zero-schedule's memory budget in bytes per rank (0: none).
   int64_t memoryBudget = 0;
+  /// zero-schedule's bucket-bytes: collectives smaller than this merge
+  /// into buckets of at most this many bytes (0: no buckets).
+  int64_t bucketBytes = 65536;
   /// zero-offload's placements: "device", "host" or "nvme".
   std::string offloadOptimizer = "device", offloadParams = "device";
   /// What the step is lowered for: "cpu" or "cuda" (zero-lower's target;
@@ -115,6 +128,10 @@ struct CompileOptions {
   std::string target = "cpu";
   ObjectOptions object;
 };
+
+/// --bucket-bytes' value in zero-compile and zero-run: a byte count (0: no
+/// buckets), or the one-line error naming the option.
+llvm::Expected<int64_t> parseBucketBytesOption(llvm::StringRef text);
 
 /// `value` as text that parses back to the same double ("%.17g";
 /// "inf" for infinity): for pass options in textual pipelines and for cache
