@@ -8,8 +8,13 @@ import sys
 def mpirun(ranks=None):
     """The mpirun command line the benchmarks start ranks with: oversubscribed
     (the machine has fewer cores than ranks x threads), as root where the
-    benchmark runs as root, with -np RANKS when given."""
-    cmd = ['mpirun', '--oversubscribe']
+    benchmark runs as root, with -np RANKS when given, and a TMPDIR of its
+    own (scripts/with-own-tmpdir: Open MPI's session directories of
+    overlapping runs, such as a benchmark's lit test beside the others,
+    share one tree otherwise)."""
+    cmd = ['sh', os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
+                              'scripts', 'with-own-tmpdir'),
+           'mpirun', '--oversubscribe']
     if os.geteuid() == 0:
         cmd.append('--allow-run-as-root')
     if ranks is not None:

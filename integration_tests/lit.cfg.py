@@ -41,8 +41,12 @@ llvm_config.add_tool_substitutions(["zero-opt", "zero-gen", "zero-run", "zero-co
 
 if shutil.which("mpirun"):
     config.available_features.add("mpi")
-    # Oversubscribe: tests run 4 ranks on 2 cores. CI runs as root.
-    mpirun = "mpirun --oversubscribe"
+    # Oversubscribe: tests run 4 ranks on 2 cores. CI runs as root. Each
+    # mpirun gets a TMPDIR of its own: Open MPI's session directories of
+    # overlapping runs share one tree otherwise, and one run's cleanup can
+    # break another's start (scripts/with-own-tmpdir).
+    mpirun = "sh %s mpirun --oversubscribe" % os.path.join(
+        config.zero_src_root, "scripts", "with-own-tmpdir")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         mpirun += " --allow-run-as-root"
     config.substitutions.append(("%mpirun", mpirun))

@@ -192,7 +192,8 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   return makeError("unknown step form");
 }
 
-llvm::Expected<int64_t> mlir::zero::parseBucketBytesOption(llvm::StringRef text) {
+llvm::Expected<int64_t>
+mlir::zero::parseBucketBytesOption(llvm::StringRef text) {
   if (std::optional<int64_t> bytes = parseByteSize(text))
     return *bytes;
   return makeError("option '--bucket-bytes' expects a byte count such as "

@@ -118,7 +118,7 @@ struct Options {
   double linkGbps = 10.0, linkLatencyUs = 20.0;
   double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   int64_t memoryBudget = 0;
-  int64_t bucketBytes = 65536;
+  int64_t bucketBytes = mlir::zero::CompileOptions().bucketBytes;
   bool bucketBytesGiven = false;
   std::string linker;
 };

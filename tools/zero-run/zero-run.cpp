@@ -109,7 +109,7 @@ struct RunOptions {
   std::string linkModel, simLink, offload;
   double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
   int64_t memoryBudget = 0;
-  int64_t bucketBytes = 65536;
+  int64_t bucketBytes = mlir::zero::CompileOptions().bucketBytes;
   bool bucketBytesGiven = false;
   std::string cacheDir;
   bool noCache = false;
@@ -192,8 +192,8 @@ RunOptions parseOptions(int argc, char **argv) {
               opts.vectorGflops, opts.memoryGbps, error))
         fail(error);
     } else if (key == "bucket-bytes") {
-      llvm::Expected<int64_t> bytes =
-          mlir::zero::parseBucketBytesOption(value(i, key, inlineValue, hasInline));
+      llvm::Expected<int64_t> bytes = mlir::zero::parseBucketBytesOption(
+          value(i, key, inlineValue, hasInline));
       if (!bytes)
         fail(llvm::toString(bytes.takeError()));
       opts.bucketBytes = *bytes;
