@@ -88,6 +88,7 @@ headless Chromium). Prints figures; asserts nothing.
 """
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -320,8 +321,11 @@ def main():
                           '--trace', path, *extra], stdout=subprocess.DEVNULL)
             traces.append((f'stage {stage}, {label} (measured)', path))
 
+        @functools.lru_cache(maxsize=None)
         def predicted(stage, schedule):
-            """zero-schedule's predicted (blocking, scheduled) step seconds."""
+            """zero-schedule's predicted (blocking, scheduled) step seconds
+            (deterministic: the model's free step, asked for by the rescale,
+            the row and the curve, is computed once)."""
             remark = run([os.path.join(bin_dir, 'zero-opt'), module,
                           f'--zero-partition=stage={stage} world-size={args.ranks}',
                           f'--zero-schedule=remarks=true {schedule}',
