@@ -335,10 +335,11 @@ def pipelines():
                      '--zero-bufferize-step', '--zero-memory-report']
                     for p in part[::2]
                     for o in ('optimizer=nvme', 'optimizer=nvme params=nvme',
-                              'optimizer=host')] +
+                              'optimizer=host', 'optimizer=host params=nvme')] +
                    [[p, f'--zero-offload={o}', '--zero-lower-cpu']
                     for p in part[1::4]
-                    for o in ('optimizer=nvme', 'params=nvme', 'optimizer=host')] +
+                    for o in ('optimizer=nvme', 'params=nvme', 'optimizer=host',
+                              'optimizer=host params=nvme')] +
                    [['--zero-offload=optimizer=host'],
                     ['--zero-offload=optimizer=host', '--zero-bufferize-step',
                      '--zero-outline-host-ops'],

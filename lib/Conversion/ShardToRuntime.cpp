@@ -389,9 +389,12 @@ FailureOr<int64_t> stagingBytes(Operation *op, ShapedType type) {
 }
 
 /// A staging buffer for `type`: a 4096-aligned allocation of the rounded
-/// bytes, seen as the identity-layout memref of `type`'s shape.
+/// bytes, seen as the identity-layout memref of `type`'s shape, in the
+/// memory space `transfer` names (zero.space: host memory for a transfer
+/// of zero-offload's optimizer=host).
 FailureOr<Value> allocateStaging(RewriterBase &rewriter, Operation *op,
-                                 ShapedType type, Attribute category) {
+                                 ShapedType type, Attribute category,
+                                 Operation *transfer) {
   FailureOr<int64_t> bytes = stagingBytes(op, type);
   if (failed(bytes))
     return failure();
@@ -404,6 +407,9 @@ FailureOr<Value> allocateStaging(RewriterBase &rewriter, Operation *op,
   if (category)
     alloc->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
                    category);
+  StringRef spaceName = zero::ZeroDialect::SpaceAttrHelper::getNameStr();
+  if (Attribute space = transfer->getAttr(spaceName))
+    alloc->setAttr(spaceName, space);
   SmallVector<int64_t> strides(type.getRank(), 1);
   for (int64_t i = type.getRank() - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * type.getDimSize(i + 1);
@@ -450,7 +456,7 @@ struct ReadStartModel
       return success();
     FailureOr<Value> staging = allocateStaging(
         rewriter, op, read.getPending().getType(),
-        op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr()));
+        op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr()), op);
     if (failed(staging))
       return failure();
     auto memrefRead = zero::ReadStartOp::create(
@@ -508,7 +514,7 @@ struct WriteStartModel
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPoint(fresh);
       FailureOr<Value> staging =
-          allocateStaging(rewriter, fresh, type, category);
+          allocateStaging(rewriter, fresh, type, category, op);
       if (failed(staging))
         return failure();
       if (isa<AllocTensorOp>(fresh))
@@ -517,7 +523,8 @@ struct WriteStartModel
         rewriter.replaceOp(fresh, *staging);
       source = *staging;
     } else if (!isStaging(source, *bytes)) {
-      FailureOr<Value> staging = allocateStaging(rewriter, op, type, category);
+      FailureOr<Value> staging =
+          allocateStaging(rewriter, op, type, category, op);
       if (failed(staging))
         return failure();
       memref::CopyOp::create(rewriter, op->getLoc(), source, *staging);

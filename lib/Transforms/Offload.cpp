@@ -399,6 +399,20 @@ bool isParameterView(func::FuncOp func, Value v) {
          func.getArgAttr(arg.getArgNumber(), paramName);
 }
 
+/// The NVMe read whose staged value `v` is, when `user` is all that reads
+/// that value (zero-offload's params=nvme reads a shard for each use).
+ReadStartOp stagedReadFor(Value v, Operation *user) {
+  auto wait = v.getDefiningOp<WaitOp>();
+  if (!wait || wait.getResult() != v)
+    return {};
+  auto read = wait.getToken().getDefiningOp<ReadStartOp>();
+  if (!read || !llvm::all_of(v.getUsers(), [&](Operation *u) {
+        return u == user;
+      }))
+    return {};
+  return read;
+}
+
 class HostOffloader {
 public:
   explicit HostOffloader(func::FuncOp func) : func(func) {}
@@ -535,6 +549,13 @@ LogicalResult HostOffloader::run() {
       Value v = operand.get();
       if (!isa<RankedTensorType>(v.getType()) || onHost.contains(v))
         continue;
+      // A parameter shard read from the NVMe tier for this update alone
+      // (params=nvme) is read into host memory: no copy.
+      if (ReadStartOp read = stagedReadFor(v, &op)) {
+        read->setAttr(spaceName, host);
+        onHost.insert(v);
+        continue;
+      }
       StringRef category = isParameterView(func, v) ? "params"
                            : linalgOp.isDpsInit(&operand) ? "activations"
                                                           : "grads";
@@ -556,6 +577,17 @@ LogicalResult HostOffloader::run() {
           continue;
         if (owner == ret &&
             func.getResultAttr(use.getOperandNumber(), spaceName))
+          continue;
+        // Written to the NVMe tier (params=nvme) from host memory, and
+        // kept until that write completes.
+        if (auto write = dyn_cast<WriteStartOp>(use.getOwner());
+            write && use.get() == write.getInput()) {
+          write->setAttr(spaceName, host);
+          continue;
+        }
+        if (auto wait = dyn_cast<WaitOp>(use.getOwner());
+            wait && isa_and_nonnull<WriteStartOp>(
+                        wait.getToken().getDefiningOp()))
           continue;
         deviceUses.push_back(&use);
         if (!first || owner->isBeforeInBlock(first))
@@ -775,13 +807,6 @@ struct ZeroOffloadPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (optimizer == Placement::Host && params == Placement::Nvme) {
-      module.emitError("zero-offload optimizer=host params=nvme is not "
-                       "supported: host updates of parameters kept on NVMe "
-                       "are not built (use optimizer=nvme params=nvme, or "
-                       "optimizer=host alone)");
-      return signalPassFailure();
-    }
     if (readAhead < 1) {
       module.emitError("zero-offload read-ahead=0: a use's read must start "
                        "before it (read-ahead is at least 1)");
@@ -803,6 +828,20 @@ struct ZeroOffloadPass
       return signalPassFailure();
     }
     for (func::FuncOp f : steps) {
+      // The NVMe tier first: with optimizer=host and params=nvme the
+      // shards' transfers are placed as without the host, and the host
+      // then takes the updates, their reads and writes included.
+      if (optimizer == Placement::Nvme || params == Placement::Nvme) {
+        Offloader offloader(f,
+                            optimizer == Placement::Nvme ? Placement::Nvme
+                                                         : Placement::Device,
+                            params, readAhead);
+        if (failed(offloader.run()))
+          return signalPassFailure();
+        numOffloaded += offloader.numOffloaded;
+        numReads += offloader.numReads;
+        numWrites += offloader.numWrites;
+      }
       if (optimizer == Placement::Host) {
         HostOffloader offloader(f);
         if (failed(offloader.run()))
@@ -810,14 +849,7 @@ struct ZeroOffloadPass
         numOffloaded += offloader.numOffloaded;
         numHostOps += offloader.numHostOps;
         numCopies += offloader.numCopies;
-        continue;
       }
-      Offloader offloader(f, optimizer, params, readAhead);
-      if (failed(offloader.run()))
-        return signalPassFailure();
-      numOffloaded += offloader.numOffloaded;
-      numReads += offloader.numReads;
-      numWrites += offloader.numWrites;
     }
   }
 };

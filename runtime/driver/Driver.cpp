@@ -167,6 +167,12 @@ constexpr const char *kUsage = R"(Training:
                          the host (gradients copied out, parameters copied
                          back); on the cpu backend both are the same
                          memory, counted apart in --stats-json
+  --offload optimizer=host,params=nvme,nvme-dir=DIR
+                         both (stage 3, cpu backend): the parameter shards
+                         on the NVMe tier, the optimizer states and their
+                         updates on the host, which reads each shard it
+                         updates from DIR into host memory and writes the
+                         new one back from there
 
 Batches: language-model steps (batch inputs 'tokens' and 'targets', whose
 zero.token_range bounds the token ids) read --data or the built-in corpus;

@@ -99,6 +99,11 @@ Options:
                          keep the optimizer states in host memory next to
                          the device and run their updates on the host
                          (ZeRO-Offload; target=cuda and cpu)
+  --offload optimizer=host,params=nvme
+                         both: the stage-3 parameter shards on the NVMe tier,
+                         the optimizer states and their updates on the host,
+                         which reads and writes the shards it updates in
+                         host memory (target=cpu)
   --linker CXX           the C++ compiler driver that links the executable
                          (default: $ZERO_LINKER, else the compiler zero-mlir
                          was built with)

@@ -1621,6 +1621,16 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
     The runtime (runtime.h, "NVMe offload") keeps the extents in
     `nvme-dir`/zero-rank<R>.nvme, read and written with io_uring and
     O_DIRECT; the driver takes the directory (`--offload nvme-dir=DIR`).
+
+    Both, `optimizer=host params=nvme` (ZeRO-Infinity with the optimizer
+    on the CPU): the shards' transfers are placed first, as above; then
+    the states go to host memory and their updates run there, as with
+    `optimizer=host` alone. A shard read for an update alone is read
+    into host memory (`zero.read_start {zero.space = "host"}`) and its
+    new value written to the NVMe tier from there
+    (`zero.write_start {zero.space = "host"}`): the parameter never
+    passes through the device on its way to and from the update. The
+    reads for the all-gathers stay in device memory.
   }];
   let options = [
     Option<"optimizer", "optimizer", "::mlir::zero::Placement",
