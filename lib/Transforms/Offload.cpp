@@ -413,6 +413,54 @@ ReadStartOp stagedReadFor(Value v, Operation *user) {
   return read;
 }
 
+/// An update that overwrites its parameter without reading it (bf16
+/// parameters rounded from the f32 master weights) computes into a fresh
+/// tensor instead: the old parameter then needs no copy to the host
+/// (optimizer=host) and no read from the NVMe tier (params=nvme). Updates
+/// are the linalg operations on tensors that read an optimizer state; the
+/// operation is marked with the parameters' category, which the fresh
+/// buffer takes when it is bufferized.
+void computeUnreadParametersFresh(func::FuncOp func) {
+  StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
+  if (!func.getBody().hasOneBlock())
+    return;
+  Block &block = func.getBody().front();
+  OpBuilder b(func.getContext());
+  for (Operation &op : block) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+        op.getNumRegions() != 1)
+      continue;
+    bool readsState = llvm::any_of(op.getOperands(), [&](Value v) {
+      auto arg = dyn_cast<BlockArgument>(v);
+      return arg && arg.getOwner() == &block &&
+             func.getArgAttr(arg.getArgNumber(), stateName);
+    });
+    if (!readsState)
+      continue;
+    for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+      Value v = init.get();
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !type.hasStaticShape() || !isParameterView(func, v) ||
+          linalgOp.payloadUsesValueFromOperand(&init))
+        continue;
+      b.setInsertionPoint(&op);
+      init.set(tensor::EmptyOp::create(b, op.getLoc(), type.getShape(),
+                                       type.getElementType()));
+      op.setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
+                 b.getStringAttr("params"));
+      // A view only this init took goes with it.
+      while (Operation *def = v.getDefiningOp()) {
+        if (!def->use_empty() || !isPure(def))
+          break;
+        Value source = def->getOperand(0);
+        def->erase();
+        v = source;
+      }
+    }
+  }
+}
+
 class HostOffloader {
 public:
   explicit HostOffloader(func::FuncOp func) : func(func) {}
@@ -548,6 +596,12 @@ LogicalResult HostOffloader::run() {
     for (OpOperand &operand : op.getOpOperands()) {
       Value v = operand.get();
       if (!isa<RankedTensorType>(v.getType()) || onHost.contains(v))
+        continue;
+      // An init without contents (an update that computes its parameter
+      // fresh) needs no copy: bufferization allocates it, in host memory
+      // when only host operations use it.
+      if (v.getDefiningOp<tensor::EmptyOp>() && linalgOp.isDpsInit(&operand) &&
+          v.hasOneUse())
         continue;
       // A parameter shard read from the NVMe tier for this update alone
       // (params=nvme) is read into host memory: no copy.
@@ -828,6 +882,7 @@ struct ZeroOffloadPass
       return signalPassFailure();
     }
     for (func::FuncOp f : steps) {
+      computeUnreadParametersFresh(f);
       // The NVMe tier first: with optimizer=host and params=nvme the
       // shards' transfers are placed as without the host, and the host
       // then takes the updates, their reads and writes included.

@@ -1539,7 +1539,10 @@ def ZeroOffloadPass : Pass<"zero-offload", "::mlir::ModuleOp"> {
     before its first device use. With bf16 parameters and f32 master
     weights (`kind = "master"`) the update reads no parameter: only the
     bf16 gradient leaves the device and the rounded bf16 parameter comes
-    back, as in DeepSpeed. Where zero-schedule waits for a gradient's
+    back, as in DeepSpeed. (With any placement but the default, an update
+    that overwrites its parameter without reading it computes it into a
+    `tensor.empty` marked `zero.category = "params"`, so the old value is
+    neither copied to the host nor read from the NVMe tier.) Where zero-schedule waits for a gradient's
     reduction only where the update needs it, that wait (with the pure ops
     only the copy reads, such as the 1/N scaling) moves up to where the
     next copied gradient's reduction starts, and each gradient's copy
