@@ -12,6 +12,9 @@ ranks three ways, `zero-opt --zero-train-pipeline` then `zero-compile`:
     next to the device and the updates on the host (on this CPU target
     the two are the same memory, counted apart: the row shows what the
     copies cost and what a device would hold);
+  - optimizer=host,params=nvme: both, the parameter shards on the NVMe
+    tier and the updates on the host, which reads and writes the shards
+    it updates in host memory;
 
 each NVMe one at every --read-ahead given (zero-offload's option: how
 many uses ahead a read starts). It runs the binaries in turn for --rounds
@@ -47,7 +50,8 @@ from benchlib import fail, run
 CONFIGS = [('none', None, None),
            ('optimizer=nvme', 'nvme', 'device'),
            ('optimizer=nvme,params=nvme', 'nvme', 'nvme'),
-           ('optimizer=host', 'host', 'device')]
+           ('optimizer=host', 'host', 'device'),
+           ('optimizer=host,params=nvme', 'host', 'nvme')]
 CATEGORIES = ('params', 'grads', 'optimizer_states', 'activations', 'comm', 'total')
 
 
@@ -122,7 +126,8 @@ def main():
 
         variants = []
         for name, optimizer, params in CONFIGS:
-            for ahead in ([None] if optimizer in (None, 'host') else aheads):
+            nvme = 'nvme' in (optimizer, params)
+            for ahead in (aheads if nvme else [None]):
                 pipeline = f"stage=3 world-size={args.ranks}"
                 if optimizer:
                     pipeline += f" offload-optimizer={optimizer} offload-params={params}"
@@ -137,7 +142,7 @@ def main():
                 run([os.path.join(bin_dir, 'zero-compile'), lowered, '-o', binary],
                     'zero-compile')
                 variants.append({'name': name, 'read_ahead': ahead, 'binary': binary,
-                                 'offloaded': optimizer == 'nvme', 'runs': []})
+                                 'offloaded': nvme, 'runs': []})
 
         for r in range(args.rounds):
             for v in variants:

@@ -7,7 +7,9 @@ tool chain valid input that the other tests never try: `zero-gen gpt` and
 attention, sequences of 1, shards of one element), in f32, f64 and bf16,
 each trained a few steps by zero-run on 2-4 ranks at stages 0, 1, 2 and 3,
 scheduled and unscheduled, with some of: gradient accumulation, the
-optimizer on the host, the x86-64-v3 code generator. What must hold:
+optimizer on the host, the NVMe tier (the optimizer's states at stages 0-2,
+the parameter shards with the optimizer on the host at stage 3), the
+x86-64-v3 code generator. What must hold:
 
   - every run exits 0 (none may crash, hang or fail to load or link);
   - the parameters after the last step are bit-identical across stages and
@@ -50,6 +52,16 @@ def draw_model(rng):
             (['--hidden', ','.join(hidden)] if hidden else []))
 
 
+# The NVMe tier: the optimizer's states on it at stages 0-2; at stage 3 the
+# parameter shards, with the optimizer on the host.
+NVME = 'nvme'
+
+
+def nvme_placement(stage, directory):
+    where = 'optimizer=host,params=nvme' if stage == 3 else 'optimizer=nvme'
+    return f'{where},nvme-dir={directory}'
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--bin-dir', required=True,
@@ -57,6 +69,9 @@ def main():
     ap.add_argument('--mpirun', default='mpirun --oversubscribe',
                     help='launcher command line (default: %(default)s)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--nvme-dir', default='.',
+                    help='a directory on a disk where runs with the NVMe '
+                         'tier keep their files (default: the current one)')
     ap.add_argument('--models', type=int, default=10)
     ap.add_argument('--steps', type=int, default=3)
     ap.add_argument('--timeout', type=float, default=300,
@@ -74,13 +89,17 @@ def main():
     launcher = shlex.split(args.mpirun)
     env = dict(os.environ)
     broken = runs = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    # nvme_dir on a disk, not tmpfs: the NVMe tier opens its file O_DIRECT.
+    with tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory(prefix='sweep-nvme-',
+                                        dir=args.nvme_dir) as nvme_dir:
         env.setdefault('ZERO_CACHE_DIR', os.path.join(tmp, 'cache'))
         for i in range(args.models):
             gen = draw_model(rng)
             ranks = rng.choice([2, 3, 4])
             extra = rng.choice([[], [], ['--accumulate', '2'],
                                 ['--offload', 'optimizer=host'],
+                                ['--offload', NVME],
                                 ['--target-cpu', 'x86-64-v3']])
             if not avx2 and '--target-cpu' in extra:
                 extra = []
@@ -95,7 +114,9 @@ def main():
                            os.path.join(args.bin_dir, 'zero-run'), module,
                            '--stage', str(stage), '--steps', str(args.steps),
                            '--num-threads', '1', '--progress', 'none',
-                           '--dump-params', out, *schedule, *extra]
+                           '--dump-params', out, *schedule,
+                           *[nvme_placement(stage, nvme_dir) if a == NVME
+                             else a for a in extra]]
                     runs += 1
                     try:
                         r = subprocess.run(cmd, capture_output=True, text=True,
