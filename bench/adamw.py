@@ -210,6 +210,10 @@ def main():
                 if runs:
                     row[f'torch_{mode}_s'] = median_after_warmup(runs)
                     row[f'zero_over_{mode}'] = zero_s / row[f'torch_{mode}_s']
+                    # Round by round: each round's medians, run back to back.
+                    row[f'zero_over_{mode}_by_round'] = [
+                        median_after_warmup([z]) / median_after_warmup([p])
+                        for z, p in zip(zero_runs, runs)]
             rows.append(row)
 
     print()
@@ -233,6 +237,13 @@ def main():
     if torch_version:
         print(f"x = zero-mlir time / torch.optim.AdamW time (PyTorch {torch_version}, "
               f"same shapes and threads); below 1 is faster.")
+        for r in rows:
+            by_round = r.get('zero_over_fused_by_round')
+            if by_round:
+                faster = sum(x < 1 for x in by_round)
+                print(f"x fused round by round, {r['params']} params: "
+                      f"{min(by_round):.2f}-{max(by_round):.2f}, faster in "
+                      f"{faster} of {len(by_round)} rounds")
     print(f"max err: the generated optimizer's parameters against a double-precision "
           f"AdamW on every {4099}th element, relative to the reference's update.")
     if args.json:
