@@ -520,9 +520,13 @@ def main():
                 # the VM's speed moves the ratio from round to round, and
                 # above 1 no schedule hides everything (at least 1 - 1/ratio
                 # of the link's time shows).
+                # One entry per round; None where the blocking step's link
+                # added nothing measurable (a tiny step on a loaded machine),
+                # so that no ratio exists.
                 per_round = [(s['cost'] / s['free'], f['cost'] / s['cost'])
-                             for f, s in zip(figures['sched'], figures['sync'])
-                             if f and s and s['cost'] > 0 and s['free'] > 0]
+                             if f and s and s['cost'] > 0 and s['free'] > 0
+                             else None
+                             for f, s in zip(figures['sched'], figures['sync'])]
                 budget_row = {}
                 if 'budget' in configs:
                     budget_stats = last['budget']
@@ -591,7 +595,8 @@ def main():
                       f"{exposed_hi:.3f}); against the blocking step's T_free "
                       f"{crossed[0]:.3f} (rounds {crossed[1]:.3f} to {crossed[2]:.3f})")
                 print("  per round, communication / compute: exposed  " + ', '.join(
-                    f"{r:.2f}: {e:.3f}" for r, e in per_round)
+                    f"{p[0]:.2f}: {p[1]:.3f}" if p else
+                    "-: - (the link added nothing measurable)" for p in per_round)
                     + (f"  (above 1, a link that is all of communication's cost "
                        f"leaves at least 1 - 1/ratio = {1 - 1 / ratio:.3f} exposed)"
                        if ratio > 1 else ''))
