@@ -390,11 +390,10 @@ FailureOr<int64_t> stagingBytes(Operation *op, ShapedType type) {
 
 /// A staging buffer for `type`: a 4096-aligned allocation of the rounded
 /// bytes, seen as the identity-layout memref of `type`'s shape, in the
-/// memory space `transfer` names (zero.space: host memory for a transfer
-/// of zero-offload's optimizer=host).
+/// category and memory space `transfer` names (zero.category, zero.space:
+/// host memory for a transfer of zero-offload's optimizer=host).
 FailureOr<Value> allocateStaging(RewriterBase &rewriter, Operation *op,
-                                 ShapedType type, Attribute category,
-                                 Operation *transfer) {
+                                 ShapedType type, Operation *transfer) {
   FailureOr<int64_t> bytes = stagingBytes(op, type);
   if (failed(bytes))
     return failure();
@@ -404,12 +403,10 @@ FailureOr<Value> allocateStaging(RewriterBase &rewriter, Operation *op,
   auto alloc = memref::AllocOp::create(
       rewriter, loc, MemRefType::get({*bytes / eltBytes}, elt),
       rewriter.getI64IntegerAttr(kNvmeBlock));
-  if (category)
-    alloc->setAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
-                   category);
-  StringRef spaceName = zero::ZeroDialect::SpaceAttrHelper::getNameStr();
-  if (Attribute space = transfer->getAttr(spaceName))
-    alloc->setAttr(spaceName, space);
+  for (StringRef name : {zero::ZeroDialect::CategoryAttrHelper::getNameStr(),
+                         zero::ZeroDialect::SpaceAttrHelper::getNameStr()})
+    if (Attribute attr = transfer->getAttr(name))
+      alloc->setAttr(name, attr);
   SmallVector<int64_t> strides(type.getRank(), 1);
   for (int64_t i = type.getRank() - 2; i >= 0; --i)
     strides[i] = strides[i + 1] * type.getDimSize(i + 1);
@@ -454,9 +451,8 @@ struct ReadStartModel
     auto read = cast<zero::ReadStartOp>(op);
     if (!read.hasTensorSemantics())
       return success();
-    FailureOr<Value> staging = allocateStaging(
-        rewriter, op, read.getPending().getType(),
-        op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr()), op);
+    FailureOr<Value> staging =
+        allocateStaging(rewriter, op, read.getPending().getType(), op);
     if (failed(staging))
       return failure();
     auto memrefRead = zero::ReadStartOp::create(
@@ -489,8 +485,6 @@ struct WriteStartModel
     if (failed(bytes))
       return failure();
     Value source = *in;
-    Attribute category =
-        op->getAttr(zero::ZeroDialect::CategoryAttrHelper::getNameStr());
     auto exact = MemRefType::get(type.getShape(), type.getElementType());
     // A value computed into a fresh buffer (an update whose destination
     // canonicalization made a tensor.empty): allocate that buffer as a
@@ -514,7 +508,7 @@ struct WriteStartModel
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPoint(fresh);
       FailureOr<Value> staging =
-          allocateStaging(rewriter, fresh, type, category, op);
+          allocateStaging(rewriter, fresh, type, op);
       if (failed(staging))
         return failure();
       if (isa<AllocTensorOp>(fresh))
@@ -523,8 +517,7 @@ struct WriteStartModel
         rewriter.replaceOp(fresh, *staging);
       source = *staging;
     } else if (!isStaging(source, *bytes)) {
-      FailureOr<Value> staging =
-          allocateStaging(rewriter, op, type, category, op);
+      FailureOr<Value> staging = allocateStaging(rewriter, op, type, op);
       if (failed(staging))
         return failure();
       memref::CopyOp::create(rewriter, op->getLoc(), source, *staging);
