@@ -84,6 +84,20 @@ for m in $models; do
   "$bin/zero-opt" "$t/steps/$m.mlir" --zero-bufferize-step="target=$target" \
     --zero-memory-report="output=$t/ref/$m.report.json target=cuda" -o /dev/null
 done
+# GPU_BUNDLE_NOFUSE=1: GPT-2 124M's binaries also built without
+# zero-fuse-row-nests (zero-lower's fuse-rows=false), as
+# <name>-cuda-nofuse, for speed.py --variants nofuse: the fusion's A/B in
+# one run on the device.
+if [ "${GPU_BUNDLE_NOFUSE:-0}" = 1 ] && [ "$target" = cuda ]; then
+  for m in $models; do
+    case "$m" in gpt2-124m*) ;; *) continue ;; esac
+    echo "gpu-bundle: $m, fuse-rows=false"
+    "$bin/zero-opt" "$t/steps/$m.mlir" \
+      --pass-pipeline='builtin.module(zero-verify,zero-lower{target=cuda fuse-rows=false})' \
+      -o "$t/steps/$m.nofuse.mlir"
+    "$bin/zero-compile" "$t/steps/$m.nofuse.mlir" -o "$t/bin/$m-cuda-nofuse"
+  done
+fi
 # CPU references on the same initial parameters and batches (the driver
 # draws both from the seed alone): f32 losses of every step.
 # ZeRO-Offload (optimizer=host): the states in host memory, the updates on

@@ -143,6 +143,11 @@ def main():
     ap.add_argument('--torch-profile', action='store_true',
                     help="profile one more step of PyTorch eager (torch.profiler): "
                          "its kernels by device time, in speed.json")
+    ap.add_argument('--variants', default='',
+                    help='comma-separated suffixes: also run bin/<binary>-<suffix> '
+                         '(gpu-bundle.sh GPU_BUNDLE_NOFUSE=1 builds "nofuse") '
+                         'as rows of their own, the A/B of a compiler change in '
+                         'one run')
     ap.add_argument('--peak-tf32', type=float, default=494.7e12)
     ap.add_argument('--peak-bf16', type=float, default=989.4e12)
     ap.add_argument('--device', default='cuda',
@@ -180,6 +185,17 @@ def main():
                   ', '.join(f"{k['name']} {k['ms_per_step']:.2f}"
                             for k in profile['top_kernels'][:5]), flush=True)
         rows[0][1]['profile'] = profile
+        for suffix in filter(None, args.variants.split(',')):
+            variant = f'{name}-{suffix}'
+            if not os.path.exists(os.path.join(bundle, 'bin', variant)):
+                rows.append((f'zero-mlir {suffix}',
+                             {'error': f'bin/{variant} is not in the bundle'}))
+                continue
+            rows.append((f'zero-mlir {suffix}',
+                         binary_run(bundle, args.out, variant,
+                                    args.warmup + args.steps,
+                                    ['--tf32'] if precision == 'f32' else [],
+                                    env)))
         for mode in args.modes.split(','):
             try:
                 rows.append((f'PyTorch {mode}',

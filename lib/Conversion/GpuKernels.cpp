@@ -32,12 +32,14 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <numeric>
 
 namespace mlir::zero {
+#define GEN_PASS_DEF_ZEROFUSEROWNESTSPASS
 #define GEN_PASS_DEF_ZEROGPUKERNELSPASS
 #define GEN_PASS_DEF_ZEROGPULAUNCHSTREAMSPASS
 #include "zero/Transforms/Passes.h.inc"
@@ -383,17 +385,28 @@ constexpr int64_t kMinColumnBlockRows = 64;
 /// Rows each thread of a column block folds at least, where there are few.
 constexpr int64_t kColumnBlockRowsPerThread = 8;
 
+/// The dimensions of a parallel nest with constant bounds, each with
+/// iterations, fewer than 2^31 in all; nullopt otherwise.
+std::optional<SmallVector<Dim>> parallelDims(scf::ParallelOp loop) {
+  SmallVector<Dim> dims;
+  int64_t iterations = 1;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> trips = tripCountOf(lb, ub, step);
+    if (!trips || *trips == 0 || iterations > INT32_MAX / *trips)
+      return std::nullopt;
+    iterations *= *trips;
+    dims.push_back({*getConstantIntValue(lb), *getConstantIntValue(step),
+                    *trips, *getConstantIntValue(ub)});
+  }
+  return dims;
+}
+
 /// A parallel nest whose body is one reduction (a LayerNorm's mean, a
 /// softmax's maximum), over the buffer's contiguous dimension.
 std::optional<BlockReduction> matchRowReduction(scf::ParallelOp rows) {
-  int64_t places = 1;
-  for (auto [lb, ub, step] :
-       llvm::zip(rows.getLowerBound(), rows.getUpperBound(), rows.getStep())) {
-    std::optional<int64_t> trips = tripCountOf(lb, ub, step);
-    if (!trips || *trips == 0 || places > INT32_MAX / *trips)
-      return std::nullopt;
-    places *= *trips;
-  }
+  if (!parallelDims(rows))
+    return std::nullopt;
   Block *body = rows.getBody();
   if (body->getOperations().size() < 2)
     return std::nullopt;
@@ -443,6 +456,70 @@ std::optional<BlockReduction> matchScalarReduction(scf::ForOp outer) {
   if (failed(accs) || !blockReducible(*accs))
     return std::nullopt;
   return BlockReduction{nullptr, std::move(*nest), std::move(*accs)};
+}
+
+/// Whether `body` only loads, stores and computes (no loops).
+bool isFlatBody(Block &body) {
+  return llvm::all_of(body.without_terminator(), [](Operation &op) {
+    return op.getNumRegions() == 0 &&
+           (isa<memref::LoadOp, memref::StoreOp>(op) ||
+            isMemoryEffectFree(&op));
+  });
+}
+
+/// One step of a row kernel: a reduction over the row (`nest`), or a
+/// parallel nest over its elements (`dims`; one iteration where the row
+/// computes a place of its own).
+struct RowPhase {
+  Operation *op;
+  SmallVector<scf::ForOp> nest;
+  SmallVector<Accumulation> accumulations;
+  SmallVector<Dim> dims;
+};
+
+/// An scf.parallel over rows whose body runs steps one after another (what
+/// zero-fuse-row-nests makes of a softmax or a LayerNorm): reductions of
+/// the row into its places, parallel nests over its elements, and
+/// arithmetic around them.
+struct RowKernel {
+  scf::ParallelOp rows;
+  SmallVector<Dim> rowDims;
+  SmallVector<RowPhase> phases;
+};
+
+std::optional<RowKernel> matchRowKernel(scf::ParallelOp rows) {
+  std::optional<SmallVector<Dim>> rowDims = parallelDims(rows);
+  if (!rowDims || rows.getNumReductions() != 0)
+    return std::nullopt;
+  RowKernel kernel{rows, std::move(*rowDims), {}};
+  for (Operation &op : rows.getBody()->without_terminator()) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      FailureOr<SmallVector<scf::ForOp>> nest = forNest(loop);
+      if (failed(nest) || product(dimsOf(*nest)) == 0)
+        return std::nullopt;
+      SmallVector<Value> ivs = llvm::map_to_vector(
+          *nest, [](scf::ForOp l) { return l.getInductionVar(); });
+      FailureOr<SmallVector<Accumulation>> accs =
+          matchAccumulations(*nest->back().getBody(), ivs, rows);
+      if (failed(accs) || !blockReducible(*accs))
+        return std::nullopt;
+      kernel.phases.push_back({&op, std::move(*nest), std::move(*accs), {}});
+      continue;
+    }
+    if (auto inner = dyn_cast<scf::ParallelOp>(op)) {
+      std::optional<SmallVector<Dim>> dims = parallelDims(inner);
+      if (!dims || inner.getNumReductions() != 0 ||
+          !isFlatBody(*inner.getBody()))
+        return std::nullopt;
+      kernel.phases.push_back({&op, {}, {}, std::move(*dims)});
+      continue;
+    }
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+      return std::nullopt;
+  }
+  if (kernel.phases.size() < 2)
+    return std::nullopt;
+  return kernel;
 }
 
 /// Whether every iteration of `columns` stores to its own places of the
@@ -621,6 +698,7 @@ private:
     SmallVector<ColumnReduction> columns;
     SmallVector<ColumnReduction> columnBlocks;
     SmallVector<BlockReduction> blocks;
+    SmallVector<RowKernel> rowKernels;
     SmallVector<Operation *> serial;
     SmallVector<memref::LoadOp> reads;
   };
@@ -633,6 +711,8 @@ private:
             parallel && parallel.getNumReductions() == 0) {
           if (std::optional<BlockReduction> rows = matchRowReduction(parallel))
             work.blocks.push_back(std::move(*rows));
+          else if (std::optional<RowKernel> kernel = matchRowKernel(parallel))
+            work.rowKernels.push_back(std::move(*kernel));
           else
             work.parallel.push_back(parallel);
         } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -798,14 +878,8 @@ private:
     auto cst = [&](OpBuilder &at, int64_t v) {
       return arith::ConstantIndexOp::create(at, loc, v);
     };
-    SmallVector<Dim> columnDims;
-    for (auto [lb, ub, step] :
-         llvm::zip(c.columns.getLowerBound(), c.columns.getUpperBound(),
-                   c.columns.getStep()))
-      columnDims.push_back({*getConstantIntValue(lb),
-                            *getConstantIntValue(step),
-                            *tripCountOf(lb, ub, step),
-                            *getConstantIntValue(ub)});
+    // (wantsColumnBlocks checked the bounds.)
+    SmallVector<Dim> columnDims = *parallelDims(c.columns);
     SmallVector<Dim> dims = dimsOf(c.nest);
     int64_t columns = product(columnDims), rows = product(dims);
     constexpr int64_t width = 32;
@@ -926,19 +1000,12 @@ private:
     Operation *root = r.rows ? r.rows.getOperation() : r.nest.front();
     OpBuilder b(root);
     Location loc = root->getLoc();
-    MLIRContext *ctx = &getContext();
     auto cst = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     SmallVector<Dim> rowDims;
     if (r.rows)
-      for (auto [lb, ub, step] :
-           llvm::zip(r.rows.getLowerBound(), r.rows.getUpperBound(),
-                     r.rows.getStep()))
-        rowDims.push_back({*getConstantIntValue(lb),
-                           *getConstantIntValue(step),
-                           *tripCountOf(lb, ub, step),
-                           *getConstantIntValue(ub)});
+      rowDims = *parallelDims(r.rows);
     SmallVector<Dim> dims = dimsOf(r.nest);
     int64_t iterations = product(dims);
     int64_t limit = r.rows ? static_cast<int64_t>(blockSize)
@@ -962,6 +1029,87 @@ private:
         if (&op != r.nest.front().getOperation())
           b.clone(op, map);
     }
+    emitBlockReduction(b, loc, thread, threads, r.nest, r.accumulations, map);
+    root->erase();
+  }
+
+  /// `k` as one gpu.launch: a block per row, whose threads run its phases
+  /// in order with a barrier between each two. A reduction is a block
+  /// reduction (emitBlockReduction: thread 0 updates the row's places);
+  /// in a parallel phase each thread takes every so manyth iteration. A
+  /// phase's loads of what the phases before it stored (a row's maximum,
+  /// the row itself) come after the barrier, from the same block.
+  void launchRowKernel(RowKernel &k) {
+    OpBuilder b(k.rows);
+    Location loc = k.rows.getLoc();
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    int64_t widest = 1;
+    for (RowPhase &phase : k.phases) {
+      SmallVector<Dim> dims = phase.nest.empty() ? phase.dims
+                                                 : dimsOf(phase.nest);
+      widest = std::max(widest, product(dims));
+    }
+    int64_t threads =
+        std::min<int64_t>(blockSize, llvm::alignTo(widest, 32));
+    Value one = cst(1);
+    auto launch = gpu::LaunchOp::create(b, loc, cst(product(k.rowDims)), one,
+                                        one, cst(threads), one, one);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToEnd(&body);
+    b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+    Value thread = launch.getThreadIds().x;
+
+    IRMapping map;
+    map.map(k.rows.getInductionVars(),
+            delinearize(b, loc, launch.getBlockIds().x, k.rowDims));
+    DenseSet<Operation *> phaseOps;
+    for (RowPhase &phase : k.phases)
+      phaseOps.insert(phase.op);
+    for (Operation &op : k.rows.getBody()->without_terminator())
+      if (!phaseOps.contains(&op))
+        b.clone(op, map);
+    for (auto [i, phase] : llvm::enumerate(k.phases)) {
+      if (i != 0)
+        gpu::BarrierOp::create(b, loc);
+      if (!phase.nest.empty()) {
+        emitBlockReduction(b, loc, thread, threads, phase.nest,
+                           phase.accumulations, map);
+        continue;
+      }
+      auto inner = cast<scf::ParallelOp>(phase.op);
+      IRMapping step = map;
+      scf::ForOp::create(
+          b, loc, thread, cst(product(phase.dims)), cst(threads),
+          ValueRange{},
+          [&](OpBuilder &nested, Location, Value iteration, ValueRange) {
+            step.map(inner.getInductionVars(),
+                     delinearize(nested, loc, iteration, phase.dims));
+            for (Operation &op : inner.getBody()->without_terminator())
+              nested.clone(op, step);
+            scf::YieldOp::create(nested, loc);
+          });
+    }
+    k.rows.erase();
+  }
+
+  /// Where `b` builds, in a launch whose `threads` threads (`thread` this
+  /// one's) all get here: the reduction `nest` with `accumulations`, its
+  /// outer values mapped by `map`. Each thread combines every so manyth
+  /// iteration into a partial value from the combining kind's identity,
+  /// gpu.all_reduce combines the partial values, and thread 0 combines the
+  /// total into the place.
+  void emitBlockReduction(OpBuilder &b, Location loc, Value thread,
+                          int64_t threads, SmallVector<scf::ForOp> nest,
+                          SmallVector<Accumulation> accumulations,
+                          IRMapping map) {
+    MLIRContext *ctx = &getContext();
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Dim> dims = dimsOf(nest);
+    int64_t iterations = product(dims);
     IRMapping place = map;
 
     // Each thread's partial values (f32 for a 16-bit float place: only
@@ -970,27 +1118,27 @@ private:
       return isNarrowFloat(acc.store.getValue().getType());
     };
     SmallVector<Value> identities;
-    for (Accumulation &acc : r.accumulations)
+    for (Accumulation &acc : accumulations)
       identities.push_back(arith::getIdentityValue(
           acc.identity,
           narrow(acc) ? b.getF32Type() : acc.store.getValue().getType(), b,
           loc));
-    Block &reduced = *r.nest.back().getBody();
+    Block &reduced = *nest.back().getBody();
     auto partials = scf::ForOp::create(
         b, loc, thread, cst(iterations), cst(threads), identities,
         [&](OpBuilder &inner, Location, Value iteration, ValueRange partial) {
           SmallVector<Value> ivs = delinearize(inner, loc, iteration, dims);
-          for (auto [loop, iv] : llvm::zip(r.nest, ivs))
+          for (auto [loop, iv] : llvm::zip(nest, ivs))
             map.map(loop.getInductionVar(), iv);
           DenseSet<Operation *> updates;
-          for (Accumulation &acc : r.accumulations)
+          for (Accumulation &acc : accumulations)
             updates.insert_range(ArrayRef<Operation *>{
                 acc.load, acc.combine, acc.store});
           for (Operation &op : reduced.without_terminator())
             if (!updates.contains(&op))
               inner.clone(op, map);
           SmallVector<Value> next;
-          for (auto [acc, value] : llvm::zip(r.accumulations, partial)) {
+          for (auto [acc, value] : llvm::zip(accumulations, partial)) {
             if (narrow(acc)) {
               Value wide = arith::ExtFOp::create(
                   inner, loc, value.getType(), map.lookupOrDefault(acc.value));
@@ -1005,7 +1153,7 @@ private:
 
     SmallVector<Value> totals;
     for (auto [acc, partial] :
-         llvm::zip(r.accumulations, partials.getResults()))
+         llvm::zip(accumulations, partials.getResults()))
       totals.push_back(gpu::AllReduceOp::create(
           b, loc, partial, gpu::AllReduceOperationAttr::get(ctx, acc.kind),
           /*uniform=*/true));
@@ -1015,19 +1163,19 @@ private:
       // The place's buffer and indices, computed again from the row (they
       // may have been computed inside the reduction's body).
       auto atPlace = [&](Value v) {
-        return recompute(then, v, place, r.nest.front());
+        return recompute(then, v, place, nest.front());
       };
       // Every place first: a place may be computed from what another
       // accumulation adds, which the combines below map to its total.
       SmallVector<Value> buffers;
       SmallVector<SmallVector<Value>> indices;
-      for (Accumulation &acc : r.accumulations) {
+      for (Accumulation &acc : accumulations) {
         buffers.push_back(atPlace(acc.store.getMemRef()));
         indices.push_back(
             llvm::map_to_vector(acc.store.getIndices(), atPlace));
       }
       for (auto [acc, total, buffer, index] :
-           llvm::zip(r.accumulations, totals, buffers, indices)) {
+           llvm::zip(accumulations, totals, buffers, indices)) {
         Value old = memref::LoadOp::create(then, loc, buffer, index);
         Value updated;
         if (narrow(acc)) {
@@ -1044,7 +1192,6 @@ private:
       }
       scf::YieldOp::create(then, loc);
     });
-    root->erase();
   }
 
   LogicalResult convertFunction(ModuleOp module, func::FuncOp fn) {
@@ -1113,6 +1260,12 @@ private:
     for (BlockReduction &reduction : work.blocks) {
       launchBlockReduction(reduction);
       ++numBlockReductions;
+    }
+    // Rows whose reductions and elementwise steps run one after another:
+    // a block per row.
+    for (RowKernel &kernel : work.rowKernels) {
+      launchRowKernel(kernel);
+      ++numRowKernels;
     }
     // Long reductions over rows: a block per 32 columns, its warps sharing
     // the rows.
@@ -1305,4 +1458,237 @@ struct ZeroGpuLaunchStreamsPass
   }
 };
 
+//===----------------------------------------------------------------------===//
+// zero-fuse-row-nests
+//===----------------------------------------------------------------------===//
+
+/// Row nests with this many rows keep a GPU busy whatever their length.
+constexpr int64_t kMinRowNestRows = 512;
+/// Elementwise iterations a row that fewer rows may take (4 a thread of a
+/// 256-thread block).
+constexpr int64_t kMaxFewRowsWork = 1024;
+
+/// A nest zero-fuse-row-nests may take: an scf.parallel without
+/// reductions, with constant bounds, that computes on buffers only; its
+/// body loads, stores and computes (`reduces` false), or is a row
+/// reduction in zero-gpu-kernels' form.
+struct RowNest {
+  scf::ParallelOp loop;
+  SmallVector<Dim> dims;
+  bool reduces;
+};
+
+std::optional<RowNest> matchRowNest(scf::ParallelOp loop) {
+  if (loop.getNumReductions() != 0 || !isKernelLoop(loop))
+    return std::nullopt;
+  std::optional<SmallVector<Dim>> dims = parallelDims(loop);
+  if (!dims)
+    return std::nullopt;
+  if (isFlatBody(*loop.getBody()))
+    return RowNest{loop, std::move(*dims), false};
+  if (!matchRowReduction(loop))
+    return std::nullopt;
+  return RowNest{loop, std::move(*dims), true};
+}
+
+bool sameDims(ArrayRef<Dim> a, ArrayRef<Dim> b) {
+  return a.size() == b.size() &&
+         llvm::all_of(llvm::zip(a, b), [](auto pair) {
+           auto [x, y] = pair;
+           return x.lb == y.lb && x.step == y.step && x.trips == y.trips;
+         });
+}
+
+/// Whether `nests`, run row by row (a row of the first, then the same row
+/// of the second, ...), compute what they compute one after another: every
+/// buffer one of them writes and another accesses is accessed by all of
+/// them through one value defined outside them, its leading `rank` indices
+/// the nest's leading induction variables (the row's own places).
+bool rowsIndependent(ArrayRef<RowNest> nests, size_t rank) {
+  struct Access {
+    Value memref;
+    SmallVector<Value> indices;
+    unsigned nest;
+    bool write;
+  };
+  llvm::MapVector<Value, SmallVector<Access>> byBuffer;
+  for (auto [i, nest] : llvm::enumerate(nests)) {
+    scf::ParallelOp loop = nest.loop;
+    loop.walk([&](Operation *op) {
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        byBuffer[rootBuffer(load.getMemRef())].push_back(
+            {load.getMemRef(), llvm::to_vector(load.getIndices()),
+             static_cast<unsigned>(i), false});
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        byBuffer[rootBuffer(store.getMemRef())].push_back(
+            {store.getMemRef(), llvm::to_vector(store.getIndices()),
+             static_cast<unsigned>(i), true});
+    });
+  }
+  for (auto &[root, accesses] : byBuffer) {
+    bool written = llvm::any_of(accesses, [](const Access &a) {
+      return a.write;
+    });
+    bool shared = llvm::any_of(accesses, [&](const Access &a) {
+      return a.nest != accesses.front().nest;
+    });
+    if (!written || !shared)
+      continue;
+    for (const Access &a : accesses) {
+      scf::ParallelOp loop = nests[a.nest].loop;
+      Operation *def = a.memref.getDefiningOp();
+      if (a.memref != accesses.front().memref ||
+          (def && loop->isAncestor(def)) || a.indices.size() < rank)
+        return false;
+      for (size_t d = 0; d < rank; ++d)
+        if (a.indices[d] != loop.getInductionVars()[d])
+          return false;
+    }
+  }
+  return true;
+}
+
+struct ZeroFuseRowNestsPass
+    : public zero::impl::ZeroFuseRowNestsPassBase<ZeroFuseRowNestsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Block *> blocks;
+    getOperation()->walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      fuseBlock(*block);
+  }
+
+private:
+  /// What may move above a fused nest: an allocation without operands, an
+  /// operation without regions or side effects.
+  static bool movable(Operation &op) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op))
+      return alloc->getNumOperands() == 0;
+    return op.getNumRegions() == 0 && isMemoryEffectFree(&op);
+  }
+
+  void fuseBlock(Block &block) {
+    SmallVector<RowNest> chain;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(op))
+        if (std::optional<RowNest> nest = matchRowNest(loop)) {
+          chain.push_back(std::move(*nest));
+          continue;
+        }
+      if (movable(op))
+        continue;
+      fuseChain(chain);
+      chain.clear();
+    }
+    fuseChain(chain);
+  }
+
+  /// Groups of `chain` around its row reductions, each fused.
+  void fuseChain(MutableArrayRef<RowNest> chain) {
+    size_t n = chain.size(), i = 0;
+    while (i < n) {
+      size_t j = i;
+      while (j < n && !chain[j].reduces)
+        ++j;
+      if (j == n)
+        return;
+      ArrayRef<Dim> rows = chain[j].dims;
+      size_t rank = rows.size();
+      int64_t rowCount = product(rows);
+      auto fits = [&](const RowNest &nest) {
+        if (nest.reduces)
+          return sameDims(nest.dims, rows);
+        if (nest.dims.size() < rank ||
+            !sameDims(ArrayRef<Dim>(nest.dims).take_front(rank), rows))
+          return false;
+        return rowCount >= kMinRowNestRows ||
+               product(ArrayRef<Dim>(nest.dims).drop_front(rank)) <=
+                   kMaxFewRowsWork;
+      };
+      size_t k = j;
+      while (k > i && fits(chain[k - 1]))
+        --k;
+      while (k < j && !rowsIndependent(chain.slice(k, j + 1 - k), rank))
+        ++k;
+      size_t e = j + 1;
+      while (e < n && fits(chain[e]) &&
+             rowsIndependent(chain.slice(k, e + 1 - k), rank))
+        ++e;
+      if (e - k >= 2)
+        fuse(chain.slice(k, e - k), rank);
+      i = e;
+    }
+  }
+
+  void fuse(MutableArrayRef<RowNest> nests, size_t rank) {
+    Operation *first = nests.front().loop, *last = nests.back().loop;
+    DenseSet<Operation *> members;
+    for (RowNest &nest : nests)
+      members.insert(nest.loop);
+    // What lies between the nests goes above them, in order.
+    for (Operation *op = first->getNextNode(); op != last;) {
+      Operation *next = op->getNextNode();
+      if (!members.contains(op))
+        op->moveBefore(first);
+      op = next;
+    }
+    OpBuilder b(first);
+    Location loc = first->getLoc();
+    auto cst = [&](OpBuilder &at, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(at, loc, v);
+    };
+    ArrayRef<Dim> rows = ArrayRef<Dim>(nests.front().dims).take_front(rank);
+    SmallVector<Value> lbs, ubs, steps;
+    for (const Dim &d : rows) {
+      lbs.push_back(cst(b, d.lb));
+      ubs.push_back(cst(b, d.ub));
+      steps.push_back(cst(b, d.step));
+    }
+    scf::ParallelOp::create(
+        b, loc, lbs, ubs, steps,
+        [&](OpBuilder &body, Location, ValueRange ivs) {
+          for (RowNest &nest : nests) {
+            ValueRange own = nest.loop.getInductionVars();
+            IRMapping map;
+            for (size_t d = 0; d < rank; ++d)
+              map.map(own[d], ivs[d]);
+            auto cloneBody = [&](OpBuilder &at) {
+              for (Operation &op : nest.loop.getBody()->without_terminator())
+                at.clone(op, map);
+            };
+            if (nest.reduces) {
+              cloneBody(body);
+              continue;
+            }
+            // The rest of its dimensions (one iteration where it has the
+            // rows' alone).
+            SmallVector<Value> innerLbs, innerUbs, innerSteps;
+            for (const Dim &d : ArrayRef<Dim>(nest.dims).drop_front(rank)) {
+              innerLbs.push_back(cst(body, d.lb));
+              innerUbs.push_back(cst(body, d.ub));
+              innerSteps.push_back(cst(body, d.step));
+            }
+            if (innerLbs.empty()) {
+              innerLbs.push_back(cst(body, 0));
+              innerUbs.push_back(cst(body, 1));
+              innerSteps.push_back(cst(body, 1));
+            }
+            scf::ParallelOp::create(
+                body, loc, innerLbs, innerUbs, innerSteps,
+                [&](OpBuilder &inner, Location, ValueRange innerIvs) {
+                  for (size_t d = rank; d < own.size(); ++d)
+                    map.map(own[d], innerIvs[d - rank]);
+                  cloneBody(inner);
+                });
+          }
+        });
+    for (RowNest &nest : nests)
+      nest.loop.erase();
+    numFused += nests.size();
+    ++numRowNests;
+  }
+};
+
 } // namespace
+

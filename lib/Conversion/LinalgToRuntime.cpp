@@ -148,6 +148,20 @@ linalg::GenericOp widenedInitOf(Value c, Operation *op) {
   return {};
 }
 
+/// Whether the CUDA backend splits `op`'s reduction into chunks of K
+/// (CudaBackend's reductionChunk: K at least 16,384 and 4 x max(M, N)),
+/// accumulated into an f32 result: a bf16 result would be rounded by each.
+bool hasLongReduction(linalg::LinalgOp op, bool batched, Transposition t) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  unsigned r = batched ? 1 : 0;
+  if (!a.hasStaticShape() || !c.hasStaticShape())
+    return false;
+  int64_t m = c.getDimSize(r), n = c.getDimSize(r + 1),
+          k = a.getDimSize(t.a ? r : r + 1);
+  return k >= 16384 && k >= 4 * std::max(m, n);
+}
+
 /// The rounding of `op`'s f32 result, if that result is a fresh buffer
 /// used by nothing else (see bf16-results).
 std::optional<Rounding> roundingOf(linalg::LinalgOp op) {
@@ -414,7 +428,7 @@ void ZeroLinalgToRuntimePass::runOnOperation() {
         return;
     }
     std::optional<Rounding> rounding;
-    if (bf16Results && inputType.isBF16())
+    if (bf16Results && inputType.isBF16() && !hasLongReduction(op, batched, *t))
       rounding = roundingOf(op);
     if (bf16ResultsOnly && !rounding)
       return;

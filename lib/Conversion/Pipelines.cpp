@@ -134,6 +134,10 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   // scf.parallel where linalg's iterators are parallel, scf.for for
   // reductions.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // A softmax's or a LayerNorm's nests as one over the rows: on a GPU one
+  // block per row reads the row from memory once.
+  if (cuda && opts.fuseRows)
+    pm.addNestedPass<func::FuncOp>(createZeroFuseRowNestsPass());
   // Many small functions: compile time linear in the number of loops.
   pm.addPass(createZeroOutlineLoopNestsPass());
   if (cuda) {
@@ -295,6 +299,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
   lower.gpuFormat = opts.gpuFormat;
   lower.gpuToolkit = opts.gpuToolkit;
   lower.gpuBlockSize = opts.gpuBlockSize;
+  lower.fuseRows = opts.fuseRows;
   buildLowerCPUPipeline(pm, lower);
 }
 

@@ -217,3 +217,35 @@ func.func @kept(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %x: memref<8x16xf32
   memref.dealloc %d : memref<8x16xbf16>
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A long reduction (K = 16,384, four times the larger side of the 16 x 64
+// result): the CUDA backend runs it in chunks of K accumulated into an f32
+// C, which a bf16 result would round at every chunk. The f32 buffer and
+// the rounding stay.
+// CHECK-LABEL: func.func @long_reduction
+// CHECK:         memref.alloc() : memref<16x64xf32>
+// CHECK:         call @zrt_gemm_bf16_f32(
+// CHECK:         linalg.generic
+// CHECK:         arith.truncf
+// ONLY-LABEL: func.func @long_reduction
+// ONLY:         linalg.matmul
+// ONLY-NOT:     call @zrt_gemm
+func.func @long_reduction(%a: memref<16x16384xbf16>, %b: memref<16384x64xbf16>) -> memref<16x64xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.matmul ins(%a, %b : memref<16x16384xbf16>, memref<16384x64xbf16>) outs(%c : memref<16x64xf32>)
+  %d = memref.alloc() : memref<16x64xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<16x64xf32>) outs(%d : memref<16x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<16x64xf32>
+  return %d : memref<16x64xbf16>
+}

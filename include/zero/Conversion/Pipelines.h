@@ -53,6 +53,12 @@ struct LoweringOptions : public PassPipelineOptions<Derived> {
                      "fatbinary build the kernels (empty: $CUDA_HOME, "
                      "$CUDA_PATH, /usr/local/cuda, then PATH)"),
       llvm::cl::init("")};
+  Option fuseRows{
+      *this, "fuse-rows",
+      llvm::cl::desc("target=cuda: run a row reduction and the nests "
+                     "around it that meet it row by row as one kernel, a "
+                     "block per row (zero-fuse-row-nests)"),
+      llvm::cl::init(true)};
   mlir::detail::PassOptions::Option<int64_t> gpuBlockSize{
       *this, "gpu-block-size",
       llvm::cl::desc("target=cuda: threads per block of a parallel loop "

@@ -192,7 +192,12 @@ def ZeroLinalgToRuntimePass
     matmul's place (the bf16 buffer's allocation moves up to it) and
     writes the bf16 buffer; the f32 buffer, its fill and the rounding go. The values
     are the same bits; the step holds half the bytes and makes one pass
-    fewer over them. `bf16-results-only` lowers nothing else:
+    fewer over them. Not a GEMM whose reduction is long (K at least 16,384
+    and 4 times M and N, a GPT's logits' input gradient over a vocabulary
+    of 50,257): the CUDA backend runs that one in chunks of K accumulated
+    into its f32 result, at its usual rates, where a bf16 result would be
+    rounded by every chunk, so it keeps the f32 buffer and the rounding.
+    `bf16-results-only` lowers nothing else:
     `zero-bufferize-step{target=cuda}` runs it so that the memory
     prediction sees the f32 buffers gone.
   }];
@@ -913,6 +918,83 @@ def ZeroFoldTransposesPass
   ];
 }
 
+def ZeroFuseRowNestsPass : Pass<"zero-fuse-row-nests", "::mlir::func::FuncOp"> {
+  let summary = "Run a row reduction and the loop nests around it that "
+                "meet it row by row as one nest over the rows (target=cuda)";
+  let description = [{
+    After `convert-linalg-to-parallel-loops` a softmax over the last
+    dimension is four or five loop nests: fill the maxima, reduce each row
+    to its maximum, fill the sums, reduce each row to its sum of
+    exponentials, divide each element; a LayerNorm is five or six. On a
+    GPU each is a kernel that reads the whole tensor from memory again
+    (the attention's scores are 400 MB a layer for GPT-2 at batch 8).
+    This pass fuses such a run into one `scf.parallel` over the rows whose
+    body runs the nests' bodies for that row one after another, which
+    `zero-gpu-kernels` launches as one block per row: the row is read from
+    memory once and its later passes hit the cache.
+
+    What it fuses, in each block: consecutive `scf.parallel` nests without
+    reductions, with constant bounds, that compute on buffers only (what
+    `zero-gpu-kernels` makes kernels), separated by nothing but
+    allocations without operands and operations without side effects
+    (which move above the fused nest; no deallocation is crossed, so no
+    peak of memory changes). Around a row reduction (`zero-gpu-kernels`'
+    form: a parallel nest over rows whose body is a reduction over a
+    buffer's last dimension, 32 iterations or more) it takes the nests
+    before and after it whose leading dimensions are its rows (another
+    reduction: exactly its rows): a nest with more dimensions becomes an
+    inner `scf.parallel` over the rest, one with the rows' alone an inner
+    one of one iteration. Elementwise nests join only where the step keeps
+    the GPU busy: 512 rows or more, or at most 1024 iterations a row.
+
+    The fusion must not change what is computed: every buffer that one of
+    the nests writes and another accesses is accessed by all of them
+    through one value, at indices whose leading ones are the nest's row
+    induction variables. Then a row's work reads and writes only that
+    row's places of such buffers, and the rows stay independent. Each
+    row's reductions keep their order, so on the CPU the results are
+    bit-identical.
+
+    Before (after `convert-linalg-to-parallel-loops`):
+    ```mlir
+    scf.parallel (%r) = (%c0) to (%c64) step (%c1) {
+      memref.store %ninf, %max[%r] : memref<64xf32>
+      scf.reduce
+    }
+    scf.parallel (%r) = (%c0) to (%c64) step (%c1) {
+      scf.for %k = %c0 to %c128 step %c1 {
+        ... %max[%r] = maximumf(%max[%r], %x[%r, %k])
+      }
+      scf.reduce
+    }
+    %p = memref.alloc() : memref<64x128xf32>
+    scf.parallel (%r, %k) = (%c0, %c0) to (%c64, %c128) step (%c1, %c1) {
+      ... %p[%r, %k] = %x[%r, %k] - %max[%r]
+      scf.reduce
+    }
+    ```
+    After:
+    ```mlir
+    %p = memref.alloc() : memref<64x128xf32>
+    scf.parallel (%r) = (%c0) to (%c64) step (%c1) {
+      scf.parallel (%u) = (%c0) to (%c1) step (%c1) {
+        memref.store %ninf, %max[%r] : memref<64xf32>
+        scf.reduce
+      }
+      scf.for %k = %c0 to %c128 step %c1 { ... }
+      scf.parallel (%k) = (%c0) to (%c128) step (%c1) { ... }
+      scf.reduce
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "loop nests fused into row nests">,
+    Statistic<"numRowNests", "num-row-nests", "row nests made">
+  ];
+}
+
 def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
   let summary = "Turn a lowered step's loop nests into GPU launches and keep "
                 "host code off device memory (target=cuda)";
@@ -964,6 +1046,14 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
         folds every so manyth row into a partial value, the partial values
         meet in workgroup memory, and after a barrier one thread per column
         adds them to its place in a fixed order.
+      - an `scf.parallel` over rows whose body runs such reductions (each
+        of at least one iteration) and `scf.parallel` nests of loads,
+        stores and arithmetic one after another, with arithmetic around
+        them (what `zero-fuse-row-nests` makes of a softmax): one block
+        per row, of `min(block-size, the longest step's iterations rounded
+        up to 32)` threads, that runs the steps in order with a
+        `gpu.barrier` between each two; a reduction as above, a parallel
+        step with each thread taking every so manyth iteration.
       Block reductions add in a tree, not in the CPU's order; the order
       depends only on the block size, so runs repeat bit for bit.
     - Any other nest (an `scf.for` at the top that is not one of those: a
@@ -1062,6 +1152,9 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
     Statistic<"numBlockReductions", "num-block-reductions",
               "reductions launched a block per place, combined by "
               "gpu.all_reduce">,
+    Statistic<"numRowKernels", "num-row-kernels",
+              "nests over rows whose reductions and parallel steps run a "
+              "block per row">,
     Statistic<"numInterchanged", "num-interchanged",
               "reductions over outer loops run one thread per place">,
     Statistic<"numColumnBlocks", "num-column-blocks",
