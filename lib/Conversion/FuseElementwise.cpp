@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementwiseCasts.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Transforms/Passes.h"
 
@@ -63,7 +64,7 @@ constexpr unsigned kMaxRecomputedOps = 4;
 /// doing so holds no more memory: one result, a small body, and one input
 /// the size of its result (the others broadcast, lower in rank), so that
 /// the input its users then read lives on in place of a result as large.
-bool recomputable(linalg::GenericOp producer) {
+bool recomputable(linalg::GenericOp producer, bool castsFree) {
   if (producer.getNumResults() != 1 ||
       producer.getNumLoops() != producer.getNumParallelLoops())
     return false;
@@ -71,7 +72,8 @@ bool recomputable(linalg::GenericOp producer) {
   // comparison of two indices counts once).
   unsigned ops = 0;
   for (Operation &op : producer.getBody()->without_terminator())
-    if (!isa<linalg::IndexOp>(op) && !op.hasTrait<OpTrait::ConstantLike>())
+    if (!isa<linalg::IndexOp>(op) && !op.hasTrait<OpTrait::ConstantLike>() &&
+        !(castsFree && isa<arith::ExtFOp, arith::TruncFOp>(op)))
       ++ops;
   if (ops > kMaxRecomputedOps)
     return false;
@@ -93,16 +95,30 @@ bool recomputable(linalg::GenericOp producer) {
   return full == 1;
 }
 
+/// Whether `op` only rounds a contraction's f32 result to bf16: with
+/// bf16-gemm-results it stays, for zero-linalg-to-runtime's bf16-results to
+/// make the GEMM write the bf16 result itself.
+bool isGemmRounding(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !zero::isBf16Rounding(generic))
+    return false;
+  auto source =
+      generic.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
+  return source && linalg::isaContractionOpInterface(source);
+}
+
 /// Fuse the producer of `operand` into its consumer, no contraction, when
 /// the consumer is the producer's one user, or when the producer is
 /// recomputable and fuses into every one of its users, so that its result
 /// is never written (a softmax's scaled scores, read by the row maximum
 /// and the exponentials; the exponentials, read by the row sum and the
 /// division: each a pass over the score matrix saved).
-bool controlFusion(OpOperand *operand) {
+bool controlFusion(OpOperand *operand, bool bf16GemmResults) {
   Operation *producer = operand->get().getDefiningOp();
   auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
   if (!producer || !consumer)
+    return false;
+  if (bf16GemmResults && isGemmRounding(producer))
     return false;
   if (linalg::isaContractionOpInterface(consumer) || onHost(producer) ||
       onHost(consumer))
@@ -112,7 +128,7 @@ bool controlFusion(OpOperand *operand) {
       }))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(producer);
-  if (!generic || !recomputable(generic))
+  if (!generic || !recomputable(generic, bf16GemmResults))
     return false;
   for (OpOperand &use : producer->getUses()) {
     auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
@@ -141,7 +157,11 @@ struct ZeroFuseElementwisePass
     }
 
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, controlFusion);
+    bool bf16Gemm = bf16GemmResults;
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [bf16Gemm](OpOperand *operand) {
+          return controlFusion(operand, bf16Gemm);
+        });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

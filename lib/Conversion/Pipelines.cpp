@@ -46,7 +46,9 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm, Target target) {
   // Elementwise chains in one loop nest each; matmuls stay matmuls (not
   // upstream's linalg-fuse-elementwise-ops, which would fold transposes
   // into contractions that the GEMM lowering no longer recognizes).
-  pm.addPass(createZeroFuseElementwisePass());
+  ZeroFuseElementwisePassOptions fuse;
+  fuse.bf16GemmResults = target == Target::CUDA;
+  pm.addPass(createZeroFuseElementwisePass(fuse));
   pm.addPass(createZeroPrepareBufferizationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
