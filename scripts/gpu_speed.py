@@ -129,6 +129,16 @@ def binary_run(bundle, out, name, steps, extra, env):
             {'name': k['name'], 'ms_per_step': k['seconds'] / steps_run * 1e3,
              'launches_per_step': k['launches'] / steps_run}
             for k in s['kernels'][:8]]
+        # The GEMMs by shape, the slowest first, with their rates.
+        shapes = sorted(s.get('gemm_shapes', []), key=lambda g: -g['seconds'])
+        out['top_gemms'] = [
+            {'batch': g['batch'], 'm': g['m'], 'n': g['n'], 'k': g['k'],
+             'dtype_bytes': g['dtype_bytes'],
+             'ms_per_step': g['seconds'] / steps_run * 1e3,
+             'calls_per_step': g['calls'] / steps_run,
+             'tflops': (2.0 * g['batch'] * g['m'] * g['n'] * g['k'] * g['calls']
+                        / g['seconds'] / 1e12) if g['seconds'] > 0 else 0.0}
+            for g in shapes[:10]]
     return out
 
 
@@ -184,6 +194,11 @@ def main():
                   f"the device's step; slowest kernels (ms/step): " +
                   ', '.join(f"{k['name']} {k['ms_per_step']:.2f}"
                             for k in profile['top_kernels'][:5]), flush=True)
+            print(f"{precision:5} zero-mlir GEMMs (ms/step, TFLOP/s): " +
+                  ', '.join(f"{g['batch']}x{g['m']}x{g['n']}x{g['k']}"
+                            f"x{g['calls_per_step']:.0f} {g['ms_per_step']:.2f} "
+                            f"{g['tflops']:.0f}"
+                            for g in profile['top_gemms'][:8]), flush=True)
         rows[0][1]['profile'] = profile
         for suffix in filter(None, args.variants.split(',')):
             variant = f'{name}-{suffix}'

@@ -648,6 +648,115 @@ void yieldCombined(OpBuilder &b, Location loc,
   scf::YieldOp::create(b, loc, next);
 }
 
+/// The operations of `select`'s block that compute `value` for it alone:
+/// loads and operations without regions or side effects, each of whose
+/// results only the chain or the select uses; in block order.
+SmallVector<Operation *> exclusiveChain(Value value, arith::SelectOp select) {
+  Block *block = select->getBlock();
+  DenseSet<Operation *> chain;
+  SmallVector<Operation *> work;
+  if (Operation *def = value.getDefiningOp())
+    work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (chain.contains(op) || op->getBlock() != block ||
+        op->getNumRegions() != 0 ||
+        !(isa<memref::LoadOp>(op) || isMemoryEffectFree(op)))
+      continue;
+    bool exclusive = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return user == select.getOperation() || chain.contains(user);
+    });
+    if (!exclusive)
+      continue;
+    chain.insert(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        work.push_back(def);
+  }
+  // Operands were visited after their users: a user left out earlier may
+  // now be exclusive too, but leaving it out only keeps more work outside.
+  SmallVector<Operation *> ordered(chain.begin(), chain.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  // An op whose users are not all in the final chain cannot move.
+  SmallVector<Operation *> movable;
+  DenseSet<Operation *> kept;
+  for (Operation *op : llvm::reverse(ordered)) {
+    bool ok = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return user == select.getOperation() || kept.contains(user);
+    });
+    if (ok) {
+      kept.insert(op);
+      movable.push_back(op);
+    }
+  }
+  std::reverse(movable.begin(), movable.end());
+  return movable;
+}
+
+/// `select %c, %a, %b` in a kernel, where one side is computed from loads
+/// for the select alone and the other loads nothing, and %c does not
+/// depend on a load: an scf.if that computes each side in its branch, so
+/// that a masked element (a causal attention's `select %above, -inf,
+/// %score`) reads nothing. Only loads with no write to memory between them
+/// and the select move.
+LogicalResult branchMaskedLoads(arith::SelectOp select, Operation *scope) {
+  if (!select.getType().isIntOrIndexOrFloat() ||
+      !select.getCondition().getType().isInteger(1))
+    return failure();
+  auto isLoad = [](Value v) {
+    return static_cast<bool>(v.getDefiningOp<memref::LoadOp>());
+  };
+  if (dependsOn(select.getCondition(), isLoad, scope))
+    return failure();
+  SmallVector<Operation *> sides[2] = {
+      exclusiveChain(select.getTrueValue(), select),
+      exclusiveChain(select.getFalseValue(), select)};
+  auto loads = [](ArrayRef<Operation *> chain) {
+    return llvm::count_if(chain, [](Operation *op) {
+      return isa<memref::LoadOp>(op);
+    });
+  };
+  if ((loads(sides[0]) == 0) == (loads(sides[1]) == 0))
+    return failure();
+  // Nothing between the first moved op and the select writes memory.
+  DenseSet<Operation *> moved;
+  Operation *first = select;
+  for (ArrayRef<Operation *> side : sides)
+    for (Operation *op : side) {
+      moved.insert(op);
+      if (op->isBeforeInBlock(first))
+        first = op;
+    }
+  for (Operation *op = first; op != select.getOperation();
+       op = op->getNextNode())
+    if (!moved.contains(op) && !isMemoryEffectFree(op) &&
+        !isa<memref::LoadOp>(op))
+      return failure();
+
+  OpBuilder b(select);
+  Location loc = select.getLoc();
+  auto branch = [&](ArrayRef<Operation *> side, Value result) {
+    return [&, side, result](OpBuilder &at, Location) {
+      IRMapping map;
+      for (Operation *op : side)
+        at.clone(*op, map);
+      scf::YieldOp::create(at, loc, map.lookupOrDefault(result));
+    };
+  };
+  auto branched = scf::IfOp::create(
+      b, loc, select.getCondition(),
+      branch(sides[0], select.getTrueValue()),
+      branch(sides[1], select.getFalseValue()));
+  select.getResult().replaceAllUsesWith(branched.getResult(0));
+  select.erase();
+  for (ArrayRef<Operation *> side : sides)
+    for (Operation *op : llvm::reverse(side))
+      op->erase();
+  return success();
+}
+
 /// The induction variables of `dims` at the linear iteration `linear`
 /// (row-major, the last dimension fastest).
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
@@ -1286,6 +1395,16 @@ private:
       op->moveBefore(terminator);
       ++numSerial;
     }
+
+    // A masked element's loads only where it is not masked (a causal
+    // attention's upper triangle, half of each score row).
+    fn.walk([&](gpu::LaunchOp launch) {
+      SmallVector<arith::SelectOp> selects;
+      launch.walk([&](arith::SelectOp select) { selects.push_back(select); });
+      for (arith::SelectOp select : selects)
+        if (succeeded(branchMaskedLoads(select, launch)))
+          ++numMaskedLoads;
+    });
 
     // Correctly rounded square roots, as on the CPU: convert-gpu-to-nvvm
     // sends math.sqrt (and LLVM's sqrt intrinsic) to libdevice's

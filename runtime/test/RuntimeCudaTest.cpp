@@ -265,6 +265,45 @@ TEST_F(RuntimeCuda, LongReductionsInChunksAreExact) {
     }
 }
 
+// A long row of C whose length is not a multiple of 16 (4,099 columns) is
+// computed as its first 4,096 columns and the other 3: with integers every
+// product is exact, so the result is the whole GEMM's, transposed or not,
+// with beta 0.5, into f32 and (exact small integers) bf16.
+TEST_F(RuntimeCuda, LongUnalignedRowsSplitExactly) {
+  const int64_t m = 3, n = 4099, k = 5;
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb) {
+      int64_t lda = ta ? m : k, ldb = tb ? k : n, ldc = n + 5;
+      auto a = integers(size_t((ta ? k : m) * lda), 11);
+      auto b = integers(size_t((tb ? n : k) * ldb), 12);
+      auto c = integers(size_t(m * ldc), 13);
+      auto want = product(ta, tb, m, n, k, a, lda, b, ldb, 0.5, c, ldc);
+      SCOPED_TRACE("trans_a " + std::to_string(ta) + " trans_b " +
+                   std::to_string(tb));
+      std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()),
+          cf(c.begin(), c.end());
+      float *da = device(af), *db = device(bf), *dc = device(cf);
+      zrt_gemm_f32(ta, tb, m, n, k, da, lda, db, ldb, 0.5f, dc, ldc);
+      EXPECT_EQ(host(dc, cf.size()), std::vector<float>(want.begin(), want.end()));
+
+      std::vector<uint16_t> ah, bh, ch, wantBf16;
+      for (double v : a)
+        ah.push_back(toBf16(v));
+      for (double v : b)
+        bh.push_back(toBf16(v));
+      for (double v : c)
+        ch.push_back(toBf16(v));
+      for (double v : want)
+        wantBf16.push_back(toBf16(v));
+      uint16_t *ha = device(ah), *hb = device(bh), *hc = device(ch);
+      zrt_gemm_bf16_bf16(ta, tb, m, n, k, ha, lda, hb, ldb, 0.5f, hc, ldc);
+      EXPECT_EQ(host(hc, ch.size()), wantBf16);
+      for (void *p : {(void *)da, (void *)db, (void *)dc, (void *)ha,
+                      (void *)hb, (void *)hc})
+        zrt_free(p);
+    }
+}
+
 // Operands that are views one element into a buffer (4-byte aligned, as a
 // head's slice can be): the algorithm is chosen for that alignment.
 TEST_F(RuntimeCuda, GemmOnUnalignedViews) {

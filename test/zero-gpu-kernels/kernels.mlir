@@ -1,6 +1,7 @@
 // RUN: zero-opt %s --zero-gpu-kernels --canonicalize | FileCheck %s
 // RUN: zero-opt %s --zero-gpu-kernels=block-size=128 --canonicalize | FileCheck %s --check-prefix=B128
 // RUN: zero-opt %s --zero-gpu-kernels --gpu-kernel-outlining --zero-gpu-launch-streams | FileCheck %s --check-prefix=OUTLINED
+// RUN: zero-opt %s --zero-gpu-kernels | FileCheck %s --check-prefix=MASK
 
 // A parallel nest: its two dimensions collapse into 32 iterations, tiled by
 // the block size; one thread per iteration, guarded by the trip count.
@@ -130,3 +131,52 @@ func.func @train_step(%x: memref<32xf32>, %loss: memref<f32>) {
 // OUTLINED-DAG:    gpu.func @step_loop2_kernel
 // OUTLINED-DAG:    gpu.func @train_step_kernel
 // OUTLINED-NOT:  gpu.module
+
+// A select whose one side loads for it alone and whose condition loads
+// nothing (a causal mask): the loaded side in a branch. One whose
+// condition depends on a load (a ReLU), or whose loads a store precedes,
+// stays a select.
+// MASK-LABEL: func.func @masked
+// MASK:         %[[ABOVE:.*]] = arith.cmpi ugt
+// MASK-NEXT:    scf.if %[[ABOVE]] -> (f32) {
+// MASK-NEXT:      scf.yield %{{.*}} : f32
+// MASK-NEXT:    } else {
+// MASK-NEXT:      memref.load %{{.*}} : memref<8x8xf32>
+// MASK-NEXT:      arith.mulf
+// MASK-NEXT:      scf.yield
+// MASK-NEXT:    }
+// MASK:         arith.select
+// MASK-NOT:     scf.if %{{.*}} -> (f32)
+// MASK:         return
+func.func @masked(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %z: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %above = arith.cmpi ugt, %j, %i : index
+    %v = memref.load %x[%i, %j] : memref<8x8xf32>
+    %s = arith.mulf %v, %scale : f32
+    %m = arith.select %above, %ninf, %s : f32
+    memref.store %m, %y[%i, %j] : memref<8x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<8x8xf32>
+    %pos = arith.cmpf ogt, %v, %zero : f32
+    %r = arith.select %pos, %v, %zero : f32
+    memref.store %r, %y[%i, %j] : memref<8x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    %above = arith.cmpi ugt, %j, %i : index
+    %v = memref.load %x[%i, %j] : memref<8x8xf32>
+    memref.store %zero, %x[%i, %j] : memref<8x8xf32>
+    %m = arith.select %above, %ninf, %v : f32
+    memref.store %m, %z[%i, %j] : memref<8x8xf32>
+    scf.reduce
+  }
+  return
+}

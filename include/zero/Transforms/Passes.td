@@ -1060,6 +1060,13 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
       scatter whose order matters, a small reduction) runs as it is in one
       thread, so results are bit-identical to the CPU target's loops.
     - A `memref.store` left in host code runs in a one-thread launch.
+    - In kernels, `arith.select %c, %a, %b` where one side is computed
+      from loads for the select alone (the loads and the pure operations
+      on them, with nothing between them and the select writing memory),
+      the other loads nothing, and `%c` depends on no load becomes an
+      `scf.if` that computes each side in its branch: a causal attention's
+      masked scores (`select %above_diagonal, -inf, %scaled`) are no longer
+      read, half of each score row.
     - In kernels, f32 and f64 `math.sqrt` becomes NVVM's `sqrt.rn`
       intrinsic and `math.rsqrt` one divided by it (correctly rounded, as
       the CPU's `math-to-llvm` computes them): `convert-gpu-to-nvvm`
@@ -1152,6 +1159,8 @@ def ZeroGpuKernelsPass : Pass<"zero-gpu-kernels", "::mlir::ModuleOp"> {
     Statistic<"numBlockReductions", "num-block-reductions",
               "reductions launched a block per place, combined by "
               "gpu.all_reduce">,
+    Statistic<"numMaskedLoads", "num-masked-loads",
+              "selects whose loaded side moved into a branch">,
     Statistic<"numRowKernels", "num-row-kernels",
               "nests over rows whose reductions and parallel steps run a "
               "block per row">,
