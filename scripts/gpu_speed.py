@@ -148,7 +148,8 @@ def main():
     ap.add_argument('out')
     ap.add_argument('--steps', type=int, default=10)
     ap.add_argument('--warmup', type=int, default=3)
-    ap.add_argument('--modes', default='eager,compile')
+    ap.add_argument('--modes', default='eager,compile',
+                    help='PyTorch modes to run beside the binary (empty: none)')
     ap.add_argument('--precisions', default='f32,bf16')
     ap.add_argument('--torch-profile', action='store_true',
                     help="profile one more step of PyTorch eager (torch.profiler): "
@@ -211,7 +212,7 @@ def main():
                                     args.warmup + args.steps,
                                     ['--tf32'] if precision == 'f32' else [],
                                     env)))
-        for mode in args.modes.split(','):
+        for mode in filter(None, args.modes.split(',')):
             try:
                 rows.append((f'PyTorch {mode}',
                              torch_run(config, batch, precision, mode,

@@ -378,7 +378,14 @@ def pipelines():
                   '--zero-lower-strided-copy=contiguous=true',
                   '--convert-linalg-to-parallel-loops',
                   '--zero-outline-loop-nests', '--zero-gpu-kernels',
-                  '--gpu-kernel-outlining', '--zero-gpu-launch-streams']],
+                  '--gpu-kernel-outlining', '--zero-gpu-launch-streams'],
+                 # Row fusion on its own, then the kernels it feeds.
+                 ['--zero-fuse-elementwise=bf16-gemm-results=true',
+                  '--zero-bufferize-step=target=cuda', '--zero-alloc-categories',
+                  '--zero-linalg-to-runtime',
+                  '--zero-lower-strided-copy=contiguous=true',
+                  '--convert-linalg-to-parallel-loops', '--zero-fuse-row-nests',
+                  '--zero-outline-loop-nests', '--zero-gpu-kernels']],
         # zero-pad-gemm-rows on bufferized steps, alone and in
         # target=cuda's bufferization (with zero-linalg-to-runtime's
         # bf16-results), with every alignment and overhead bound it takes,
