@@ -138,7 +138,8 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // A softmax's or a LayerNorm's nests as one over the rows: on a GPU one
   // block per row reads the row from memory once.
-  if (cuda && opts.fuseRows)
+  if (opts.fuseRows == RowFusion::On ||
+      (opts.fuseRows == RowFusion::Auto && cuda))
     pm.addNestedPass<func::FuncOp>(createZeroFuseRowNestsPass());
   // Many small functions: compile time linear in the number of loops.
   pm.addPass(createZeroOutlineLoopNestsPass());

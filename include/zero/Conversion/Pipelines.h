@@ -17,6 +17,9 @@
 
 namespace mlir::zero {
 
+/// When the lowering runs zero-fuse-row-nests.
+enum class RowFusion { Auto, On, Off };
+
 /// The lowering's options, shared by zero-lower, zero-lower-cpu and
 /// zero-train-pipeline.
 template <typename Derived>
@@ -53,12 +56,20 @@ struct LoweringOptions : public PassPipelineOptions<Derived> {
                      "fatbinary build the kernels (empty: $CUDA_HOME, "
                      "$CUDA_PATH, /usr/local/cuda, then PATH)"),
       llvm::cl::init("")};
-  Option fuseRows{
+  mlir::detail::PassOptions::Option<RowFusion> fuseRows{
       *this, "fuse-rows",
-      llvm::cl::desc("target=cuda: run a row reduction and the nests "
-                     "around it that meet it row by row as one kernel, a "
-                     "block per row (zero-fuse-row-nests)"),
-      llvm::cl::init(true)};
+      llvm::cl::desc("Run a row reduction and the nests around it that meet "
+                     "it row by row as one nest over the rows "
+                     "(zero-fuse-row-nests; on a GPU one kernel of a block "
+                     "per row)"),
+      llvm::cl::init(RowFusion::Auto),
+      llvm::cl::values(
+          clEnumValN(RowFusion::Auto, "auto",
+                     "on target=cuda, off on cpu (where a gpt d256 step "
+                     "measured a few percent slower with it)"),
+          clEnumValN(RowFusion::On, "true", "on either target (the CPU "
+                     "computes the same bits either way)"),
+          clEnumValN(RowFusion::Off, "false", "never"))};
   mlir::detail::PassOptions::Option<int64_t> gpuBlockSize{
       *this, "gpu-block-size",
       llvm::cl::desc("target=cuda: threads per block of a parallel loop "
