@@ -66,7 +66,7 @@ struct LoweringOptions : public PassPipelineOptions<Derived> {
       llvm::cl::values(
           clEnumValN(RowFusion::Auto, "auto",
                      "on target=cuda, off on cpu (where a gpt d256 step "
-                     "measured a few percent slower with it)"),
+                     "measured no faster with it)"),
           clEnumValN(RowFusion::On, "true", "on either target (the CPU "
                      "computes the same bits either way)"),
           clEnumValN(RowFusion::Off, "false", "never"))};
