@@ -375,9 +375,6 @@ struct ColumnReduction {
   bool placesStay;
 };
 
-/// Row kernels whose steps take at most this many iterations run a warp
-/// per row.
-constexpr int64_t kMaxWarpRow = 2048;
 /// Reductions need this many iterations to be worth a block.
 constexpr int64_t kMinBlockReduction = 32;
 /// Threads of a reduction to one place, which has one block.
@@ -758,21 +755,6 @@ LogicalResult branchMaskedLoads(arith::SelectOp select, Operation *scope) {
     for (Operation *op : llvm::reverse(side))
       op->erase();
   return success();
-}
-
-/// `value` combined with the other 31 lanes' of its warp by `acc`'s
-/// operation, in a butterfly of gpu.shuffle xor (16, 8, 4, 2, 1): every
-/// lane gets the total, in an order that depends on nothing else.
-Value warpCombine(OpBuilder &b, Location loc, const Accumulation &acc,
-                  Value value) {
-  Value width = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 32);
-  for (int64_t offset = 16; offset >= 1; offset /= 2) {
-    Value delta = arith::ConstantIntOp::create(b, loc, b.getI32Type(), offset);
-    auto other = gpu::ShuffleOp::create(b, loc, value, delta, width,
-                                        gpu::ShuffleMode::XOR);
-    value = combineAs(b, loc, acc, value, other.getShuffleResult());
-  }
-  return value;
 }
 
 /// The induction variables of `dims` at the linear iteration `linear`
@@ -1178,51 +1160,19 @@ private:
                                                  : dimsOf(phase.nest);
       widest = std::max(widest, product(dims));
     }
-    // Rows of at most kMaxWarpRow iterations a step, reduced in 32-bit
-    // values: a warp per row, blockSize / 32 rows a block, reductions by
-    // warp shuffles alone (no workgroup memory, no barrier of their own).
-    bool warp = widest <= kMaxWarpRow && blockSize >= 64 &&
-                blockSize % 32 == 0 &&
-                llvm::all_of(k.phases, [](RowPhase &phase) {
-                  return llvm::all_of(
-                      phase.accumulations, [](Accumulation &acc) {
-                        Type t = acc.store.getValue().getType();
-                        return isNarrowFloat(t) ||
-                               t.getIntOrFloatBitWidth() == 32;
-                      });
-                });
-    int64_t rows = product(k.rowDims);
-    int64_t rowsPerBlock = warp ? blockSize / 32 : 1;
     int64_t threads =
-        warp ? blockSize
-             : std::min<int64_t>(blockSize, llvm::alignTo(widest, 32));
+        std::min<int64_t>(blockSize, llvm::alignTo(widest, 32));
     Value one = cst(1);
-    auto launch = gpu::LaunchOp::create(
-        b, loc, cst((rows + rowsPerBlock - 1) / rowsPerBlock), one, one,
-        cst(threads), one, one);
+    auto launch = gpu::LaunchOp::create(b, loc, cst(product(k.rowDims)), one,
+                                        one, cst(threads), one, one);
     Block &body = launch.getBody().front();
     b.setInsertionPointToEnd(&body);
     b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
     Value thread = launch.getThreadIds().x;
-    Value row = launch.getBlockIds().x, valid;
-    if (warp) {
-      // This warp's row; a warp past the last one computes the last row
-      // again (every lane takes part in the shuffles and barriers) and
-      // stores nothing.
-      row = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, row, cst(rowsPerBlock)),
-          arith::DivUIOp::create(b, loc, thread, cst(32)));
-      valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                    cst(rows));
-      row = arith::MinUIOp::create(b, loc, row, cst(rows - 1));
-      thread = arith::RemUIOp::create(b, loc, thread, cst(32));
-      threads = 32;
-    }
 
     IRMapping map;
     map.map(k.rows.getInductionVars(),
-            delinearize(b, loc, row, k.rowDims));
+            delinearize(b, loc, launch.getBlockIds().x, k.rowDims));
     DenseSet<Operation *> phaseOps;
     for (RowPhase &phase : k.phases)
       phaseOps.insert(phase.op);
@@ -1234,32 +1184,21 @@ private:
         gpu::BarrierOp::create(b, loc);
       if (!phase.nest.empty()) {
         emitBlockReduction(b, loc, thread, threads, phase.nest,
-                           phase.accumulations, map, warp, valid);
+                           phase.accumulations, map);
         continue;
       }
       auto inner = cast<scf::ParallelOp>(phase.op);
       IRMapping step = map;
-      auto emitLoop = [&](OpBuilder &at) {
-        scf::ForOp::create(
-            at, loc, thread,
-            arith::ConstantIndexOp::create(at, loc, product(phase.dims)),
-            arith::ConstantIndexOp::create(at, loc, threads), ValueRange{},
-            [&](OpBuilder &nested, Location, Value iteration, ValueRange) {
-              step.map(inner.getInductionVars(),
-                       delinearize(nested, loc, iteration, phase.dims));
-              for (Operation &op : inner.getBody()->without_terminator())
-                nested.clone(op, step);
-              scf::YieldOp::create(nested, loc);
-            });
-      };
-      if (!valid) {
-        emitLoop(b);
-        continue;
-      }
-      scf::IfOp::create(b, loc, valid, [&](OpBuilder &then, Location) {
-        emitLoop(then);
-        scf::YieldOp::create(then, loc);
-      });
+      scf::ForOp::create(
+          b, loc, thread, cst(product(phase.dims)), cst(threads),
+          ValueRange{},
+          [&](OpBuilder &nested, Location, Value iteration, ValueRange) {
+            step.map(inner.getInductionVars(),
+                     delinearize(nested, loc, iteration, phase.dims));
+            for (Operation &op : inner.getBody()->without_terminator())
+              nested.clone(op, step);
+            scf::YieldOp::create(nested, loc);
+          });
     }
     k.rows.erase();
   }
@@ -1273,8 +1212,7 @@ private:
   void emitBlockReduction(OpBuilder &b, Location loc, Value thread,
                           int64_t threads, SmallVector<scf::ForOp> nest,
                           SmallVector<Accumulation> accumulations,
-                          IRMapping map, bool warp = false,
-                          Value guard = nullptr) {
+                          IRMapping map) {
     MLIRContext *ctx = &getContext();
     auto cst = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -1325,17 +1263,11 @@ private:
     SmallVector<Value> totals;
     for (auto [acc, partial] :
          llvm::zip(accumulations, partials.getResults()))
-      totals.push_back(
-          warp ? warpCombine(b, loc, acc, partial)
-               : gpu::AllReduceOp::create(
-                     b, loc, partial,
-                     gpu::AllReduceOperationAttr::get(ctx, acc.kind),
-                     /*uniform=*/true)
-                     .getResult());
+      totals.push_back(gpu::AllReduceOp::create(
+          b, loc, partial, gpu::AllReduceOperationAttr::get(ctx, acc.kind),
+          /*uniform=*/true));
     Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                         thread, cst(0));
-    if (guard)
-      first = arith::AndIOp::create(b, loc, first, guard);
     scf::IfOp::create(b, loc, first, [&](OpBuilder &then, Location) {
       // The place's buffer and indices, computed again from the row (they
       // may have been computed inside the reduction's body).

@@ -28,47 +28,33 @@
 // CHECK-NOT:     scf.parallel
 // CHECK:         return %[[OUT]]
 
-// zero-gpu-kernels: one launch that runs the five steps apart by barriers,
-// a warp per row (rows of at most 2048): 8 blocks of 8 rows. A warp's row
-// is its block's times 8 plus its number, clamped to the last (a warp past
-// it stores nothing); its lane takes every 32nd element. The fills run in
-// lane 0 (one iteration), the reductions as a butterfly of shuffles with
-// lane 0 updating the row's place, the normalization over the row.
+// zero-gpu-kernels: one launch of a block per row (64 blocks of 128
+// threads) that runs the five steps apart by barriers: the fills by thread
+// 0 alone (one iteration), the reductions as gpu.all_reduce with thread 0
+// updating the row's place, the normalization over the row's elements.
 // GPU-LABEL: func.func @softmax
-// GPU:         gpu.launch blocks(%[[B:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c8, {{.*}}) threads(%[[T:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c256,
-// GPU-NEXT:      %[[WARP:.*]] = arith.divui %[[T]], %c32
-// GPU-NEXT:      %[[FIRST:.*]] = arith.muli %[[B]], %c8
-// GPU-NEXT:      %[[ROW0:.*]] = arith.addi %[[FIRST]], %[[WARP]]
-// GPU-NEXT:      %[[VALID:.*]] = arith.cmpi ult, %[[ROW0]], %c64
-// GPU-NEXT:      %[[ROW:.*]] = arith.minui %[[ROW0]], %c63
-// GPU-NEXT:      %[[LANE:.*]] = arith.remui %[[T]], %c32
-// GPU-NEXT:      scf.if %[[VALID]] {
-// GPU-NEXT:        scf.for %{{.*}} = %[[LANE]] to %c1 step %c32 {
-// GPU-NEXT:          memref.store %{{.*}}, %[[MAX:.*]][%[[ROW]]]
+// GPU:         gpu.launch blocks(%[[ROW:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c64{{.*}}, {{.*}}) threads(%[[T:[^,]*]], %{{.*}}, %{{.*}}) in ({{.*}} = %c128{{.*}},
+// GPU-NEXT:      scf.for %{{.*}} = %[[T]] to %c1 step %c128 {
+// GPU-NEXT:        memref.store %{{.*}}, %[[MAX:.*]][%[[ROW]]]
+// GPU-NEXT:      }
+// GPU-NEXT:      gpu.barrier
+// GPU-NEXT:      scf.for %{{.*}} = %[[T]] to %c128 step %c128
+// GPU:           gpu.all_reduce  maximumf
+// GPU:           scf.if
+// GPU:             memref.store %{{.*}}, %[[MAX]][%[[ROW]]]
 // GPU:           gpu.barrier
-// GPU-NEXT:      scf.for %{{.*}} = %[[LANE]] to %c128 step %c32
-// GPU:           gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32 : f32
-// GPU-NEXT:      arith.maximumf
-// GPU:           gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
-// GPU-NEXT:      %[[TOTAL:.*]] = arith.maximumf
-// GPU-NEXT:      %[[IS0:.*]] = arith.cmpi eq, %[[LANE]], %c0
-// GPU-NEXT:      %[[UPDATE:.*]] = arith.andi %[[IS0]], %[[VALID]]
-// GPU-NEXT:      scf.if %[[UPDATE]] {
-// GPU-NEXT:        memref.load %[[MAX]][%[[ROW]]]
-// GPU-NEXT:        arith.maximumf %[[TOTAL]]
-// GPU-NEXT:        memref.store %{{.*}}, %[[MAX]][%[[ROW]]]
-// GPU:           gpu.barrier
-// GPU:           memref.store %{{.*}}, %[[SUM:.*]][%[[ROW]]]
-// GPU:           gpu.barrier
+// GPU-NEXT:      scf.for %{{.*}} = %[[T]] to %c1 step %c128 {
+// GPU-NEXT:        memref.store %{{.*}}, %[[SUM:.*]][%[[ROW]]]
+// GPU-NEXT:      }
+// GPU-NEXT:      gpu.barrier
 // GPU:           math.exp
-// GPU:           gpu.shuffle  xor
-// GPU-NEXT:      arith.addf
-// GPU:           memref.store %{{.*}}, %[[SUM]][%[[ROW]]]
+// GPU:           gpu.all_reduce  add
+// GPU:           scf.if
+// GPU:             memref.store %{{.*}}, %[[SUM]][%[[ROW]]]
 // GPU:           gpu.barrier
-// GPU-NEXT:      scf.if %[[VALID]] {
-// GPU-NEXT:        scf.for %[[J:.*]] = %[[LANE]] to %c128 step %c32 {
-// GPU:               arith.divf
-// GPU:               memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[J]]]
+// GPU-NEXT:      scf.for %[[J:.*]] = %[[T]] to %c128 step %c128 {
+// GPU:             arith.divf
+// GPU:             memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[J]]]
 // GPU:           gpu.terminator
 // GPU-NEXT:    }
 // GPU-NOT:     gpu.launch
@@ -250,43 +236,6 @@ func.func @few_long_rows(%x: memref<4x4096xf32>, %y: memref<4x4096xf32>, %max: m
     %m = memref.load %max[%r] : memref<4xf32>
     %d = arith.subf %v, %m : f32
     memref.store %d, %y[%r, %j] : memref<4x4096xf32>
-    scf.reduce
-  }
-  return
-}
-
-// -----
-
-// Rows longer than 2048 (512 rows of 4096): a block per row, its 256
-// threads reducing with gpu.all_reduce.
-// CHECK-LABEL: func.func @long_rows
-// GPU-LABEL: func.func @long_rows
-// GPU:         gpu.launch blocks({{.*}}) in ({{.*}} = %c512, {{.*}}) threads(%[[T:[^,]*]], {{.*}}) in ({{.*}} = %c256,
-// GPU:           gpu.all_reduce  maximumf
-// GPU:           gpu.barrier
-// GPU:           scf.for %{{.*}} = %[[T]] to %c4096 step %c256
-// GPU:             arith.subf
-// NVVM-LABEL: llvm.func @long_rows_kernel
-// NVVM:         nvvm.shfl.sync bfly
-func.func @long_rows(%x: memref<512x4096xf32>, %y: memref<512x4096xf32>, %max: memref<512xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c512 = arith.constant 512 : index
-  %c4096 = arith.constant 4096 : index
-  scf.parallel (%r) = (%c0) to (%c512) step (%c1) {
-    scf.for %k = %c0 to %c4096 step %c1 {
-      %v = memref.load %x[%r, %k] : memref<512x4096xf32>
-      %m = memref.load %max[%r] : memref<512xf32>
-      %n = arith.maximumf %v, %m : f32
-      memref.store %n, %max[%r] : memref<512xf32>
-    }
-    scf.reduce
-  }
-  scf.parallel (%r, %j) = (%c0, %c0) to (%c512, %c4096) step (%c1, %c1) {
-    %v = memref.load %x[%r, %j] : memref<512x4096xf32>
-    %m = memref.load %max[%r] : memref<512xf32>
-    %d = arith.subf %v, %m : f32
-    memref.store %d, %y[%r, %j] : memref<512x4096xf32>
     scf.reduce
   }
   return
