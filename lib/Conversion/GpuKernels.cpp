@@ -402,6 +402,24 @@ std::optional<SmallVector<Dim>> parallelDims(scf::ParallelOp loop) {
   return dims;
 }
 
+/// The scf.for nest from `outer`, of at least `minIterations` iterations,
+/// as a block reduction whose places `scope`'s iterations own (its
+/// accumulations a block's threads can split); nullopt otherwise.
+std::optional<BlockReduction> matchReductionNest(scf::ForOp outer,
+                                                 Operation *scope,
+                                                 int64_t minIterations) {
+  FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
+  if (failed(nest) || product(dimsOf(*nest)) < minIterations)
+    return std::nullopt;
+  SmallVector<Value> ivs = llvm::map_to_vector(
+      *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
+  FailureOr<SmallVector<Accumulation>> accs =
+      matchAccumulations(*nest->back().getBody(), ivs, scope);
+  if (failed(accs) || !blockReducible(*accs))
+    return std::nullopt;
+  return BlockReduction{nullptr, std::move(*nest), std::move(*accs)};
+}
+
 /// A parallel nest whose body is one reduction (a LayerNorm's mean, a
 /// softmax's maximum), over the buffer's contiguous dimension.
 std::optional<BlockReduction> matchRowReduction(scf::ParallelOp rows) {
@@ -417,21 +435,16 @@ std::optional<BlockReduction> matchRowReduction(scf::ParallelOp rows) {
     if (&op != outer &&
         (op.getNumRegions() != 0 || !isMemoryEffectFree(&op)))
       return std::nullopt;
-  FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
-  if (failed(nest) || product(dimsOf(*nest)) < kMinBlockReduction)
-    return std::nullopt;
-  SmallVector<Value> ivs = llvm::map_to_vector(
-      *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
-  FailureOr<SmallVector<Accumulation>> accs =
-      matchAccumulations(*nest->back().getBody(), ivs, rows);
-  if (failed(accs) || !blockReducible(*accs))
+  std::optional<BlockReduction> reduction =
+      matchReductionNest(outer, rows, kMinBlockReduction);
+  if (!reduction)
     return std::nullopt;
   // Threads of a block read neighbouring elements only if the reduction
   // walks a buffer's last dimension; otherwise a thread per row reads
   // neighbours, and the nest stays one.
-  Value innermost = nest->back().getInductionVar();
+  Value innermost = reduction->nest.back().getInductionVar();
   bool contiguous = false;
-  nest->back().getBody()->walk([&](memref::LoadOp load) {
+  reduction->nest.back().getBody()->walk([&](memref::LoadOp load) {
     if (load.getIndices().empty())
       return;
     contiguous |= dependsOn(
@@ -440,22 +453,14 @@ std::optional<BlockReduction> matchRowReduction(scf::ParallelOp rows) {
   });
   if (!contiguous)
     return std::nullopt;
-  return BlockReduction{rows, std::move(*nest), std::move(*accs)};
+  reduction->rows = rows;
+  return reduction;
 }
 
 /// A nest of scf.for loops that reduces to places that do not depend on
 /// them (a gradient's sum of squares): one block.
 std::optional<BlockReduction> matchScalarReduction(scf::ForOp outer) {
-  FailureOr<SmallVector<scf::ForOp>> nest = forNest(outer);
-  if (failed(nest) || product(dimsOf(*nest)) < kMinBlockReduction)
-    return std::nullopt;
-  SmallVector<Value> ivs = llvm::map_to_vector(
-      *nest, [](scf::ForOp loop) { return loop.getInductionVar(); });
-  FailureOr<SmallVector<Accumulation>> accs =
-      matchAccumulations(*nest->back().getBody(), ivs, outer);
-  if (failed(accs) || !blockReducible(*accs))
-    return std::nullopt;
-  return BlockReduction{nullptr, std::move(*nest), std::move(*accs)};
+  return matchReductionNest(outer, outer, kMinBlockReduction);
 }
 
 /// Whether `body` only loads, stores and computes (no loops).
@@ -494,16 +499,12 @@ std::optional<RowKernel> matchRowKernel(scf::ParallelOp rows) {
   RowKernel kernel{rows, std::move(*rowDims), {}};
   for (Operation &op : rows.getBody()->without_terminator()) {
     if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      FailureOr<SmallVector<scf::ForOp>> nest = forNest(loop);
-      if (failed(nest) || product(dimsOf(*nest)) == 0)
+      std::optional<BlockReduction> reduction =
+          matchReductionNest(loop, rows, /*minIterations=*/1);
+      if (!reduction)
         return std::nullopt;
-      SmallVector<Value> ivs = llvm::map_to_vector(
-          *nest, [](scf::ForOp l) { return l.getInductionVar(); });
-      FailureOr<SmallVector<Accumulation>> accs =
-          matchAccumulations(*nest->back().getBody(), ivs, rows);
-      if (failed(accs) || !blockReducible(*accs))
-        return std::nullopt;
-      kernel.phases.push_back({&op, std::move(*nest), std::move(*accs), {}});
+      kernel.phases.push_back({&op, std::move(reduction->nest),
+                               std::move(reduction->accumulations), {}});
       continue;
     }
     if (auto inner = dyn_cast<scf::ParallelOp>(op)) {

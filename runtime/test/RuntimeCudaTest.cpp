@@ -189,6 +189,13 @@ uint16_t toBf16(double v) {
   return uint16_t(bits >> 16);
 }
 
+std::vector<uint16_t> toBf16(const std::vector<double> &values) {
+  std::vector<uint16_t> out;
+  for (double v : values)
+    out.push_back(toBf16(v));
+  return out;
+}
+
 TEST_F(RuntimeCuda, GemmsMatchExactReferences) {
   const int64_t m = 5, n = 7, k = 3;
   for (int ta = 0; ta < 2; ++ta)
@@ -212,11 +219,7 @@ TEST_F(RuntimeCuda, GemmsMatchExactReferences) {
       zrt_gemm_f64(ta, tb, m, n, k, ea, lda, eb, ldb, 0.5, ec, ldc);
       EXPECT_EQ(host(ec, c.size()), want);
 
-      std::vector<uint16_t> ah, bh;
-      for (double v : a)
-        ah.push_back(toBf16(v));
-      for (double v : b)
-        bh.push_back(toBf16(v));
+      std::vector<uint16_t> ah = toBf16(a), bh = toBf16(b);
       uint16_t *ha = device(ah), *hb = device(bh);
       float *hc = device(cf);
       zrt_gemm_bf16_f32(ta, tb, m, n, k, ha, lda, hb, ldb, 0.5f, hc, ldc);
@@ -224,11 +227,7 @@ TEST_F(RuntimeCuda, GemmsMatchExactReferences) {
 
       // A bf16 result (cuBLASLt's bf16 D): every value here is exact in
       // bf16, so rounding changes nothing.
-      std::vector<uint16_t> ch, wantBf16;
-      for (double v : c)
-        ch.push_back(toBf16(v));
-      for (double v : want)
-        wantBf16.push_back(toBf16(v));
+      std::vector<uint16_t> ch = toBf16(c), wantBf16 = toBf16(want);
       uint16_t *hcb = device(ch);
       zrt_gemm_bf16_bf16(ta, tb, m, n, k, ha, lda, hb, ldb, 0.5f, hcb, ldc);
       EXPECT_EQ(host(hcb, ch.size()), wantBf16);
@@ -286,15 +285,8 @@ TEST_F(RuntimeCuda, LongUnalignedRowsSplitExactly) {
       zrt_gemm_f32(ta, tb, m, n, k, da, lda, db, ldb, 0.5f, dc, ldc);
       EXPECT_EQ(host(dc, cf.size()), std::vector<float>(want.begin(), want.end()));
 
-      std::vector<uint16_t> ah, bh, ch, wantBf16;
-      for (double v : a)
-        ah.push_back(toBf16(v));
-      for (double v : b)
-        bh.push_back(toBf16(v));
-      for (double v : c)
-        ch.push_back(toBf16(v));
-      for (double v : want)
-        wantBf16.push_back(toBf16(v));
+      std::vector<uint16_t> ah = toBf16(a), bh = toBf16(b), ch = toBf16(c),
+                            wantBf16 = toBf16(want);
       uint16_t *ha = device(ah), *hb = device(bh), *hc = device(ch);
       zrt_gemm_bf16_bf16(ta, tb, m, n, k, ha, lda, hb, ldb, 0.5f, hc, ldc);
       EXPECT_EQ(host(hc, ch.size()), wantBf16);
