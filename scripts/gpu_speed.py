@@ -181,14 +181,15 @@ def main():
     for precision in args.precisions.split(','):
         peak = args.peak_tf32 if precision == 'f32' else args.peak_bf16
         name = 'gpt2-124m-cuda' if precision == 'f32' else 'gpt2-124m-bf16-cuda'
+        tf32 = ['--tf32'] if precision == 'f32' else []
         rows = [('zero-mlir', binary_run(bundle, args.out, name,
                                          args.warmup + args.steps,
-                                         ['--tf32'] if precision == 'f32' else [],
+                                         tf32,
                                          env))]
         # Where the binary's time goes: GEMMs and kernels timed on the
         # device (--sync-timing), a run of its own.
         profile = binary_run(bundle, args.out, name, args.warmup + args.steps,
-                             ['--sync-timing'] + (['--tf32'] if precision == 'f32' else []),
+                             ['--sync-timing'] + tf32,
                              env)
         if 'error' not in profile:
             print(f"{precision:5} zero-mlir profile: GEMM {profile['gemm_share']:.0%} of "
@@ -210,7 +211,7 @@ def main():
             rows.append((f'zero-mlir {suffix}',
                          binary_run(bundle, args.out, variant,
                                     args.warmup + args.steps,
-                                    ['--tf32'] if precision == 'f32' else [],
+                                    tf32,
                                     env)))
         for mode in filter(None, args.modes.split(',')):
             try:
