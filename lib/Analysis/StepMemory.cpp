@@ -184,12 +184,18 @@ struct Live : SpaceCounts {
                    .value_or(std::numeric_limits<int64_t>::max());
   }
 
+  /// The device's largest total since the op being simulated began.
+  int64_t sinceOp = 0;
+  /// That figure of each op simulated, itself and what it nests included.
+  llvm::DenseMap<Operation *, int64_t> *during = nullptr;
+
   void add(unsigned category, int64_t n) {
     int64_t before = peakTotal;
     if (!SpaceCounts::add(category, n)) {
       overflowed = true;
       return;
     }
+    sinceOp = std::max(sinceOp, total);
     if (peakTotal > before) {
       peakAt = current;
       innermostPeakAt = innermost;
@@ -207,6 +213,7 @@ struct Live : SpaceCounts {
     SpaceCounts::merge(other);
     host.merge(other.host);
     excess = std::max(excess, other.excess);
+    sinceOp = std::max(sinceOp, other.sinceOp);
     overflowed |= other.overflowed;
   }
 };
@@ -243,7 +250,7 @@ LogicalResult simulate(Block &block, Live &live,
       m = std::max(m, bytes);
     return m;
   };
-  for (Operation &op : block) {
+  auto one = [&](Operation &op) -> LogicalResult {
     live.sample();
     if (topLevel)
       live.current = &op;
@@ -266,12 +273,12 @@ LogicalResult simulate(Block &block, Live &live,
           live.overflowed |= !total;
           live.arenaTotal = total.value_or(0);
         }
-        continue;
+        return success();
       }
       if (callee == "zrt_comm_release" && call.getNumOperands() == 0) {
         live.add(kComm, -live.arenaTotal);
         live.arena = live.arenaTotal = 0;
-        continue;
+        return success();
       }
       SmallVector<int64_t, 2> pieces = commScratchPieces(call, n);
       int64_t scratch = placeInArena(pieces, live.arena).outside;
@@ -297,7 +304,7 @@ LogicalResult simulate(Block &block, Live &live,
         live.add(kComm, scratch);
         live.add(kComm, -scratch);
       }
-      continue;
+      return success();
     }
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
       FailureOr<int64_t> size = bytesOf(alloc.getLoc(), alloc.getType());
@@ -317,7 +324,7 @@ LogicalResult simulate(Block &block, Live &live,
         live.addHost(category, *bytes);
       else
         live.add(category, *bytes);
-      continue;
+      return success();
     }
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
       if (Operation *a = getAllocation(dealloc.getMemref()))
@@ -328,7 +335,7 @@ LogicalResult simulate(Block &block, Live &live,
             live.add(it->second.category, -it->second.bytes);
           allocated.erase(it);
         }
-      continue;
+      return success();
     }
     // A bf16 matmul accumulating into f32 runs as zrt_gemm_bf16_f32 (or its
     // batched form), which on the CPU widens A and B into f32 temporaries
@@ -366,6 +373,16 @@ LogicalResult simulate(Block &block, Live &live,
           return failure();
         live.merge(innerLive);
       }
+    return success();
+  };
+  for (Operation &op : block) {
+    int64_t outer = live.sinceOp;
+    live.sinceOp = live.total;
+    if (failed(one(op)))
+      return failure();
+    if (live.during)
+      (*live.during)[&op] = live.sinceOp;
+    live.sinceOp = std::max(outer, live.sinceOp);
   }
   return success();
 }
@@ -559,6 +576,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   }
   llvm::DenseMap<Operation *, Allocated> allocated;
   live.threshold = threshold;
+  live.during = &r.during;
   if (failed(simulate(fn.getBody().front(), live, allocated, r.worldSize,
                       /*topLevel=*/true, bf16GemmTemporaries)))
     return failure();

@@ -441,6 +441,9 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     /// What the driver passes in (model states, batch): no recomputation
     /// lowers it.
     int64_t arguments;
+    /// The most the step holds while the op of the index asked for runs
+    /// (predict's `watch`); -1 when not asked for.
+    int64_t watched = -1;
   };
 
   /// The index a tagged location carries, or -1.
@@ -469,9 +472,12 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
   }
 
   /// Runs `pm` on a copy of the module whose forward_backward ops carry
-  /// their index, and predicts the peak of the function they end up in.
-  FailureOr<Peak> predict(PassManager &pm, func::FuncOp fb) {
+  /// their index, and predicts the peak of the function they end up in,
+  /// and the most it holds while the ops of index `watch` run.
+  FailureOr<Peak> predict(PassManager &pm, func::FuncOp fb,
+                          int64_t watch = -1) {
     ++numPredictions;
+    ++predictions;
     OwningOpRef<ModuleOp> copy = getOperation().clone();
     auto copied = copy->lookupSymbol<func::FuncOp>(fb.getSymName());
     for (auto [i, op] : llvm::enumerate(copied.getBody().front()))
@@ -506,8 +512,13 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         index = tagOf(op->getLoc());
         op = op->getPrevNode() ? op->getPrevNode() : op->getParentOp();
       }
+      int64_t watched = -1;
+      if (watch >= 0)
+        for (auto [op, bytes] : memory->during)
+          if (tagOf(op->getLoc()) == watch)
+            watched = std::max(watched, bytes);
       peak = Peak{memory->predictedPeak, index, memory->excess,
-                  memory->predictedPeak - memory->generatedPeak};
+                  memory->predictedPeak - memory->generatedPeak, watched};
     }
     if (!peak)
       return fb.emitError() << "zero-remat: predict-pipeline '"
@@ -520,9 +531,13 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
   /// What holding the budget came to.
   struct Outcome {
     Peak peak;
-    /// Where the step stays over the budget whatever is recomputed; unset
-    /// when it fits.
+    /// Where the step stays over the budget whatever is recomputed, and
+    /// the bytes it holds there; unset when it fits.
     std::optional<Location> stuckAt;
+    int64_t stuckBytes = 0;
+    /// Whether it stayed over at an op with everything live across it
+    /// recomputed (no other choice of values lowers that op's bytes).
+    bool floor = false;
     int64_t flops = 0, freed = 0;
     unsigned recomputed = 0, cloned = 0;
   };
@@ -567,6 +582,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
           plans, [&](const Plan &p) { return !excluded.count(keyOf(p.root)); });
       if (!untried || round >= maxRounds) {
         r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.stuckBytes = peak.bytes;
         r.peak = peak;
         return r;
       }
@@ -574,9 +590,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       int64_t excess = peak.bytes - budget, covered = 0, flops = 0;
       unsigned applied = 0, ops = 0;
       SmallVector<std::pair<size_t, unsigned>> tried;
+      // Whether the round recomputes every value it may: none is left out
+      // for the excess being covered or for the cap.
+      bool everything = true;
       for (const Plan &candidate : plans) {
-        if (covered >= excess || applied == cap)
+        if (covered >= excess || applied == cap) {
+          everything = false;
           break;
+        }
         if (excluded.count(keyOf(candidate.root)))
           continue;
         // Earlier recomputations may have changed what is live.
@@ -596,14 +617,41 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       }
       FailureOr<Peak> next = success(peak);
       if (applied) {
-        next = predict(pm, fb);
+        next = predict(pm, fb, peak.index);
         if (failed(next)) {
           snapshot.erase();
           return failure();
         }
       }
-      if (applied && (next->bytes < peak.bytes ||
-                      (next->bytes == peak.bytes && next->excess < peak.excess))) {
+      // Recomputing everything live across the peak's op that can be
+      // recomputed left that op over the budget: nothing this pass does
+      // lowers its bytes further, so the budget cannot be met. Without
+      // this the rounds would go on lowering the peaks elsewhere, a
+      // prediction each, before arriving there: minutes on a small model.
+      bool floor = applied && everything && excluded.empty() &&
+                   next->watched > budget;
+      bool better = applied && (next->bytes < peak.bytes ||
+                                (next->bytes == peak.bytes &&
+                                 next->excess < peak.excess));
+      if (floor) {
+        r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.stuckBytes = next->watched;
+        r.floor = true;
+        if (better) {
+          snapshot.erase();
+          r.recomputed += applied;
+          r.cloned += ops;
+          r.freed += covered;
+          r.flops += flops;
+          r.peak = *next;
+        } else {
+          fb.getBody().takeBody(snapshot.getBody());
+          snapshot.erase();
+          r.peak = peak;
+        }
+        return r;
+      }
+      if (better) {
         LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
                                 << applied << " values, peak " << peak.bytes
                                 << " -> " << next->bytes << "\n");
@@ -630,8 +678,12 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     return r;
   }
 
+  /// Predictions this run made.
+  unsigned predictions = 0;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    predictions = 0;
     if (memoryBudget < 0) {
       module.emitError() << "zero-remat: memory-budget must be >= 0 bytes "
                             "(0: recompute nothing), got "
@@ -726,7 +778,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     Outcome best = *greedy;
     int64_t blockFlops = 0;
     unsigned blockCount = 0, blockOps = 0;
-    if (best.stuckAt || best.flops > 0) {
+    if ((best.stuckAt && !best.floor) || best.flops > 0) {
       func::FuncOp chosen = fb.clone();
       fb.getBody().takeBody(original.getBody());
       blockCount = checkpointBlocks(*step, blockFlops, blockOps);
@@ -753,15 +805,19 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     }
     original.erase();
     if (best.stuckAt) {
-      mlir::emitError(*best.stuckAt)
+      InFlightDiagnostic diag = mlir::emitError(*best.stuckAt);
+      diag
           << "zero-remat: @" << fb.getSymName() << " needs "
-          << best.peak.bytes
-          << " bytes per rank at its peak here even recomputing every "
+          << best.stuckBytes
+          << " bytes per rank here even recomputing every "
              "forward value live across it that can be recomputed, "
-          << best.peak.bytes - budget << " bytes over memory-budget="
+          << best.stuckBytes - budget << " bytes over memory-budget="
           << budget
           << " (raise the budget, or use a higher ZeRO stage or a smaller "
              "batch)";
+      if (remarks)
+        diag.attachNote() << "zero-remat: " << predictions
+                          << " predictions of the bufferized step";
       return signalPassFailure();
     }
     int64_t addedFlops = best.flops, freed = best.freed;
@@ -782,7 +838,8 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                       << recomputed << " values recomputed (" << freed
                       << " bytes at the peaks they were chosen at), "
                       << addedFlops << " FLOPs added to " << totalFlops
-                      << percent(addedFlops);
+                      << percent(addedFlops) << "; " << predictions
+                      << " predictions of the bufferized step";
   }
 };
 

@@ -15,6 +15,7 @@
 #include "zero/Analysis/Allocations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <array>
@@ -73,6 +74,9 @@ struct StepMemory {
   /// The same op where it is innermost: inside a loop body (gradient
   /// accumulation's micro-batches), the op of the body.
   Operation *innermostPeakAt = nullptr;
+  /// The device's largest total while each op of the function runs (its
+  /// nested ops and the buffers it takes for the call included), by op.
+  llvm::DenseMap<Operation *, int64_t> during;
   /// The bytes of the total above the threshold asked for, summed over the
   /// ops of the function (before each, and at its end): how far and how
   /// long it stays over a budget.

@@ -1825,10 +1825,12 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
 
     The recomputed ops are clones of the forward ones on the same inputs:
     parameters and losses are bit-identical with and without the pass.
-    Where no forward value live across the peak can be recomputed to a
-    saving, the pass fails with an error located at the peak that gives
-    the bytes over the budget. `memory-budget=0` (the default) changes
-    nothing.
+    Where an op stays over the budget with every forward value live across
+    it recomputed (or where no value live across the peak can be
+    recomputed to a saving), the pass fails with an error located at that
+    op that gives its bytes over the budget; it stops there, without
+    lowering the peaks elsewhere first. `memory-budget=0` (the default)
+    changes nothing.
 
     `policy=blocks` is the baseline the budget's choice is measured
     against: per-block checkpointing as torch.utils.checkpoint around each
@@ -1884,7 +1886,8 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
            "zero-bufferize-step is zero-bufferize-step{target=cuda})">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark with the peak before and after, the values "
-           "recomputed and the FLOPs they add">,
+           "recomputed, the FLOPs they add and the predictions made (a "
+           "note with the predictions where the budget cannot be met)">,
     ZeroTargetOption<"The runtime backend the step runs on, for the bytes a call allocates "
                      "itself (target=cpu: a bf16 GEMM's f32 copies of its "
                      "operands; target=cuda: none)">
