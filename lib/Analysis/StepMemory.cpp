@@ -236,7 +236,7 @@ bool isHostSpace(Attribute space) {
 /// stay live.
 LogicalResult simulate(Block &block, Live &live,
                        llvm::DenseMap<Operation *, Allocated> &allocated,
-                       int64_t n, bool topLevel, bool bf16GemmTemporaries) {
+                       int64_t n, bool topLevel, bool cpuTemporaries) {
   // Started collectives (zrt_*_start_*, then zrt_wait of the request): the
   // communication thread takes a collective's scratch at some moment
   // between the two, one collective at a time. From the arena
@@ -280,7 +280,9 @@ LogicalResult simulate(Block &block, Live &live,
         live.arena = live.arenaTotal = 0;
         return success();
       }
-      SmallVector<int64_t, 2> pieces = commScratchPieces(call, n);
+      SmallVector<int64_t, 2> pieces;
+      if (cpuTemporaries)
+        pieces = commScratchPieces(call, n);
       int64_t scratch = placeInArena(pieces, live.arena).outside;
       if (scratch == std::numeric_limits<int64_t>::max() ||
           llvm::is_contained(pieces, std::numeric_limits<int64_t>::max()))
@@ -340,7 +342,7 @@ LogicalResult simulate(Block &block, Live &live,
     // A bf16 matmul accumulating into f32 runs as zrt_gemm_bf16_f32 (or its
     // batched form), which on the CPU widens A and B into f32 temporaries
     // for the call (runtime.h); the CUDA backend multiplies bf16 natively.
-    if (bf16GemmTemporaries && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
+    if (cpuTemporaries && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
         op.getNumOperands() == 3) {
       auto a = dyn_cast<MemRefType>(op.getOperand(0).getType());
       auto b = dyn_cast<MemRefType>(op.getOperand(1).getType());
@@ -369,7 +371,7 @@ LogicalResult simulate(Block &block, Live &live,
         Live innerLive = before;
         if (failed(
                 simulate(inner, innerLive, allocated, n, /*topLevel=*/false,
-                         bf16GemmTemporaries)))
+                         cpuTemporaries)))
           return failure();
         live.merge(innerLive);
       }
@@ -450,7 +452,7 @@ LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
 
 FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
                                               int64_t threshold,
-                                              bool bf16GemmTemporaries) {
+                                              bool cpuTemporaries) {
   StepMemory r;
   for (StringRef k : {"params", "grads", "optimizer_states"})
     r.modelStates[k] = 0;
@@ -578,7 +580,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   live.threshold = threshold;
   live.during = &r.during;
   if (failed(simulate(fn.getBody().front(), live, allocated, r.worldSize,
-                      /*topLevel=*/true, bf16GemmTemporaries)))
+                      /*topLevel=*/true, cpuTemporaries)))
     return failure();
   live.sample();
   r.excess = live.excess;

@@ -81,7 +81,9 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm, Target target) {
   // After the frees are placed: a started gather whose buffer is only
   // copied into a parameter gathers into the parameter.
   pm.addNestedPass<func::FuncOp>(createZeroGatherIntoDestinationPass());
-  pm.addPass(createZeroShardToRuntimePass());
+  ZeroShardToRuntimePassOptions shardToRuntime;
+  shardToRuntime.target = target;
+  pm.addPass(createZeroShardToRuntimePass(shardToRuntime));
   // cuBLASLt's tensor-core kernels need leading dimensions aligned to 16
   // bytes: a GEMM operand with odd rows (a vocabulary of 50,257) gets
   // padded rows. Here rather than in the lowering, so that the memory

@@ -927,8 +927,9 @@ struct ZeroShardToRuntimePass
       }
     }
     recordExtentArguments(module);
+    // The CUDA backend's collectives take no scratch of the runtime's.
     if (failed(lowerStartedCollectives(module)) ||
-        failed(reserveCommArena(module)))
+        (target == zero::Target::CPU && failed(reserveCommArena(module))))
       return signalPassFailure();
     bool ok = true;
     SmallVector<shard::GridOp> grids;

@@ -1,5 +1,25 @@
 // RUN: zero-opt %s --zero-shard-to-runtime -split-input-file | FileCheck %s
 // RUN: zero-opt %s --zero-shard-to-runtime -split-input-file --zero-memory-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: zero-opt %s --zero-shard-to-runtime=target=cuda -split-input-file | FileCheck %s --check-prefix=CUDA
+// RUN: zero-opt %s --zero-shard-to-runtime=target=cuda -split-input-file --zero-memory-report=target=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=CUDA-REPORT
+
+// target=cuda: the CUDA backend's collectives take no scratch of the
+// runtime's (a world of one copies; more ranks are NCCL's, whose buffers
+// are its own), so no arena is reserved and nothing is counted to comm,
+// for the started collectives and for the blocking scalar ones alike.
+// CUDA-LABEL: func.func @runs(
+// CUDA:         call @zrt_reduce_scatter_sum_start_f64(
+// CUDA-NOT:     zrt_comm
+// CUDA-LABEL: func.func @largest_first(
+// CUDA-NOT:     zrt_comm
+// CUDA-LABEL: func.func @scalar_inside(
+// CUDA-NOT:     zrt_comm
+// CUDA-LABEL: func.func @gathers_only(
+// CUDA-NOT:     zrt_comm
+// CUDA-LABEL: func.func @in_loop(
+// CUDA-NOT:     zrt_comm
+// CUDA-REPORT-COUNT-3: stage 2 on 2 ranks: {{.*}}, comm 0)
+// CUDA-REPORT-NOT: comm {{[1-9]}}
 
 // Started reductions take their scratch (N blocks of the segment) from the
 // communication arena, reserved and released at fixed points: in each run

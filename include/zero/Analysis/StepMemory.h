@@ -87,14 +87,16 @@ struct StepMemory {
 /// function (memref arguments). Emits a located error and fails on what the
 /// prediction cannot size (non-numeric or dynamic buffers, a malformed
 /// manifest, sums that overflow int64). `threshold` is the budget
-/// StepMemory::excess measures against. `bf16GemmTemporaries`: whether the
-/// runtime backend widens the operands of a bf16 x bf16 -> f32 GEMM into
-/// f32 temporaries for the call (the CPU's; the CUDA backend's cuBLASLt
-/// multiplies bf16 natively and allocates nothing per call).
+/// StepMemory::excess measures against. `cpuTemporaries`: whether the
+/// runtime backend takes the CPU backend's temporaries for a call: f32
+/// copies of a bf16 x bf16 -> f32 GEMM's operands, and the MPI
+/// collectives' scratch (commScratchPieces). The CUDA backend takes
+/// neither: cuBLASLt multiplies bf16 natively, and its collectives copy (a
+/// world of one) or are NCCL's, whose buffers are NCCL's own.
 FailureOr<StepMemory>
 predictStepMemory(func::FuncOp fn,
                   int64_t threshold = std::numeric_limits<int64_t>::max(),
-                  bool bf16GemmTemporaries = true);
+                  bool cpuTemporaries = true);
 
 } // namespace mlir::zero
 

@@ -12,7 +12,8 @@ include "mlir/Pass/PassBase.td"
 
 /// The runtime backend a step is lowered for (zero-lower's target). Passes
 /// that predict memory take it too: the CPU's bf16 GEMM widens its
-/// operands into f32 temporaries, the CUDA backend's does not.
+/// operands into f32 temporaries and its MPI collectives take scratch, the
+/// CUDA backend's do neither.
 class ZeroTargetOption<string description>
     : Option<"target", "target", "::mlir::zero::Target",
              "::mlir::zero::Target::CPU", description,
@@ -770,7 +771,10 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     before every start that needs more than the run has reserved, and
     `zrt_comm_release()` after the wait that ends the run
     (docs/runtime-abi.md, "The communication arena"), which
-    zero-memory-report counts the same. It also moves the
+    zero-memory-report counts the same. With `target=cuda` there is no
+    arena: the CUDA backend's collectives take none of the runtime's memory
+    (a world of one copies; more ranks are NCCL's, whose buffers are its
+    own). It also moves the
     `zero.category` a reduction's runtime call carries (the category of the
     full gradient it reads, which one-shot bufferization had not yet
     materialized when the call was made) to the allocation of that buffer,
@@ -789,6 +793,12 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
     %r = arith.index_cast %rank : i32 to index
     ```
   }];
+  let options = [
+    ZeroTargetOption<"The runtime backend the step runs on (target=cpu: the "
+                     "started reductions' scratch comes from the "
+                     "communication arena; target=cuda: no scratch, no "
+                     "arena)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];
