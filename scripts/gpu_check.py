@@ -53,7 +53,8 @@ import time
 
 
 def library_dirs():
-    """Directories that hold libcuda.so.1 and libcublasLt.so.13 here."""
+    """Directories that hold libcuda.so.1, libcublasLt.so.13 and
+    libnccl.so.2 here."""
     found = []
 
     def add(pattern, name):
@@ -67,17 +68,21 @@ def library_dirs():
               '/usr/lib/x86_64-linux-gnu', '/usr/lib64'):
         if add(d, 'libcuda.so.1'):
             break
-    if not add('/usr/local/cuda/lib64', 'libcublasLt.so.13'):
-        roots = []
-        try:
-            import nvidia  # the nvidia-* wheels' namespace package
-            roots = list(nvidia.__path__)
-        except ImportError:
-            pass
-        roots += glob.glob('/usr/local/lib/python3*/*-packages/nvidia')
-        roots += glob.glob('/opt/*/.venv/lib/python3*/site-packages/nvidia')
+    roots = []
+    try:
+        import nvidia  # the nvidia-* wheels' namespace package
+        roots = list(nvidia.__path__)
+    except ImportError:
+        pass
+    roots += glob.glob('/usr/local/lib/python3*/*-packages/nvidia')
+    roots += glob.glob('/opt/*/.venv/lib/python3*/site-packages/nvidia')
+    # cuBLASLt, and NCCL for the runtime's device collectives (the units
+    # run them on a world of one).
+    for lib in ('libcublasLt.so.13', 'libnccl.so.2'):
+        if add('/usr/local/cuda/lib64', lib) or add('/usr/local/cuda/lib', lib):
+            continue
         for r in roots:
-            if add(os.path.join(r, '*', 'lib'), 'libcublasLt.so.13'):
+            if add(os.path.join(r, '*', 'lib'), lib):
                 break
     return found
 

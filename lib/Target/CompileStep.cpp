@@ -123,9 +123,9 @@ mlir::zero::pipelineFor(const StepInfo &info, const CompileOptions &options) {
   const bool cuda = options.target == "cuda";
   if (cuda && options.worldSize > 1)
     return makeError(llvm::formatv(
-        "target=cuda runs on one rank: the CUDA backend has no NCCL "
-        "collectives yet, so a step for {0} ranks cannot run on it; compile "
-        "it for --world-size 1, or for target=cpu",
+        "target=cuda runs on one rank: the runtime's NCCL collectives have "
+        "not run on several GPUs yet, so a step for {0} ranks is not built "
+        "for them; compile it for --world-size 1, or for target=cpu",
         options.worldSize));
   if (cuda && (options.offloadOptimizer == "nvme" ||
                options.offloadParams != "device"))

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -87,6 +88,22 @@ struct GemmKernelInfo {
   /// from the CPU's instruction sets), "OPENBLAS_CORETYPE" or
   /// "ZERO_BLAS_KERNEL" (set in the environment).
   std::string chosenBy;
+};
+
+/// One collective of backend memory across the world's ranks, as a device
+/// library takes it (NCCL): `count` elements in each rank's `in` for an
+/// all-reduce and an all-gather, in each rank's `out` for a reduce-scatter
+/// (so a reduce-scatter reads count * N elements, an all-gather writes
+/// them). In place as runtime.h's collectives allow it.
+struct DeviceCollective {
+  enum class Kind { AllReduce, ReduceScatter, AllGather };
+  Kind kind;
+  DType dtype;
+  /// An all-reduce's maximum instead of its sum.
+  bool max = false;
+  const void *in;
+  void *out;
+  int64_t count;
 };
 
 class Backend {
@@ -196,6 +213,37 @@ public:
   virtual void launch(void *function, const int64_t grid[3],
                       const int64_t block[3], int32_t sharedBytes,
                       void **params);
+
+  /// Collectives of this backend's memory across several ranks, for a
+  /// backend whose memory the MPI collectives cannot touch (the CUDA
+  /// backend's NCCL). Comm.cpp calls these with the world's lock held, on
+  /// the thread that runs the collective.
+  ///
+  /// Whether the backend has them (built with the library's headers).
+  virtual bool hasDeviceCollectives() const { return false; }
+  /// Makes the communicator of rank `rank` of `size`, once per process:
+  /// `broadcast` sends `bytes` at `data` from rank 0 to every rank (the
+  /// world's MPI). Throws Error with one line.
+  virtual void openCollectives(
+      int rank, int size,
+      const std::function<void(void *data, std::size_t bytes)> &broadcast);
+  /// A point in the compute stream's order, for collectiveStart: taken
+  /// when a collective is started, so that it runs after the work queued
+  /// before the start and not after what was queued before the
+  /// communication thread got to it. -1 where the backend has none.
+  virtual int64_t markCompute() { return -1; }
+  /// Gives back a mark no collective consumed. Never throws.
+  virtual void dropMark(int64_t mark) noexcept { (void)mark; }
+  /// Queues `c` on the communication stream after the compute stream's
+  /// work up to `mark` (markCompute(), which this consumes; -1: all the
+  /// work queued so far) and returns a handle for collectiveDone.
+  virtual int64_t collectiveStart(const DeviceCollective &c, int64_t mark);
+  /// Whether the collective of `handle` has completed on the device (the
+  /// handle is then spent). Throws Error when the communicator failed.
+  virtual bool collectiveDone(int64_t handle);
+  /// Ends the communicator without its peers (one stalled or failed):
+  /// what it has queued never completes. Never throws.
+  virtual void abortCollectives() noexcept {}
 
   /// Whether f32 GEMMs may use TF32 tensor cores (10-bit mantissa
   /// products, f32 accumulation); returns the previous setting. Only the

@@ -87,6 +87,8 @@ struct World {
   /// Collectives this rank has started, and the name of the latest.
   int64_t sequence = 0;
   const char *collective = "";
+  /// The backend's device communicator (NCCL) has been made.
+  bool deviceOpen = false;
 };
 
 World &world() {
@@ -662,6 +664,70 @@ World &worldForCollective(std::unique_lock<std::mutex> &lock) {
   return w;
 }
 
+/// Test hook: a world of one runs the collectives of device memory
+/// through the backend's device collectives (NCCL with one rank) instead
+/// of copying, which is the only way a machine with one GPU runs that path
+/// (unittests/RuntimeCudaTest.cpp).
+bool deviceWorldOfOne() {
+  const char *v = std::getenv("ZERO_TEST_NCCL_WORLD_OF_ONE");
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+/// The mark of the compute stream the next device collective on this
+/// thread waits for (Backend::markCompute; -1: none).
+thread_local int64_t startMark = -1;
+
+/// A collective of device memory: the backend's (NCCL on a communication
+/// stream), after the compute work queued before it was started; its
+/// communicator is made on the first one, from an id rank 0 broadcasts
+/// over MPI. Waited for here with the deadline of every collective: past
+/// it, the communicator is aborted and the job ends as timedOut ends it.
+/// The caller holds w.mutex.
+void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
+  int64_t mark = startMark;
+  startMark = -1;
+  const int N = w.size.load();
+  if (!w.deviceOpen) {
+    b.openCollectives(w.rank.load(), N, [&](void *data, std::size_t bytes) {
+      if (N == 1)
+        return;
+      MPI_Request request;
+      check(MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, 0, w.comm,
+                       &request),
+            "MPI_Ibcast (NCCL's id)");
+      waitFor(w, request, "MPI_Ibcast (NCCL's id)");
+    });
+    w.deviceOpen = true;
+  }
+  int64_t handle = b.collectiveStart(c, mark);
+  const double timeout = commTimeout.load();
+  Clock::time_point start = Clock::now();
+  useconds_t sleep = 50;
+  while (!b.collectiveDone(handle)) {
+    double waited = secondsSince(start);
+    if (N > 1 && waited > 0.1)
+      answerQueries(w);
+    if (timeout > 0 && waited > timeout) {
+      b.abortCollectives();
+      if (N == 1)
+        throw Error(std::string(w.collective) +
+                    " on the device did not complete within " +
+                    std::to_string(timeout) + " s");
+      timedOut(w, timeout);
+    }
+    backOff(waited, sleep);
+  }
+}
+
+template <typename T> DType dtypeOf() {
+  if constexpr (std::is_same_v<T, float>)
+    return DType::F32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::F64;
+  else
+    return DType::BF16;
+}
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
@@ -677,12 +743,19 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
   World &w = worldForCollective(lock);
   startCollective(w, "all_reduce");
   const int N = w.size.load(), q = w.rank.load();
-  if (N == 1) {
+  Backend *device =
+      N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  if (N == 1 && !(device && deviceWorldOfOne())) {
     if (in != out)
       copyRuntimeBuffer(out, in, bytes);
     return 0;
   }
-  requireHostBuffers(N);
+  if (device) {
+    runOnDevice(w, *device,
+                {DeviceCollective::Kind::AllReduce, dtypeOf<T>(),
+                 op == Op::Max, in, out, count});
+    return 2 * uint64_t(N - 1) * uint64_t((count + N - 1) / N) * sizeof(T);
+  }
   const MPI_Datatype element = mpiType<T>();
   const int64_t L = count;
   const int64_t c = (L + N - 1) / N; // block length of the padded buffer
@@ -764,12 +837,19 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
       throw Error("out overlaps in other than at a block boundary (in place "
                   "needs out == in + q * count, 0 <= q < N)");
   }
-  if (N == 1) {
+  Backend *device =
+      N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  if (N == 1 && !(device && deviceWorldOfOne())) {
     if (in != out)
       copyRuntimeBuffer(out, in, blockBytes);
     return 0;
   }
-  requireHostBuffers(N);
+  if (device) {
+    runOnDevice(w, *device,
+                {DeviceCollective::Kind::ReduceScatter, dtypeOf<T>(), false,
+                 in, out, count});
+    return uint64_t(N - 1) * uint64_t(count) * sizeof(T);
+  }
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
   const ReductionScratch scratch =
@@ -803,12 +883,19 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
   if (!inPlace && overlap(in, blockBytes, out, outBytes))
     throw Error("in and out overlap (in place needs in == out + rank * "
                 "count)");
-  if (N == 1) {
+  Backend *device =
+      N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  if (N == 1 && !(device && deviceWorldOfOne())) {
     if (!inPlace)
       copyRuntimeBuffer(out, in, blockBytes);
     return 0;
   }
-  requireHostBuffers(N);
+  if (device) {
+    runOnDevice(w, *device,
+                {DeviceCollective::Kind::AllGather, dtypeOf<T>(), false, in,
+                 out, count});
+    return uint64_t(N - 1) * uint64_t(count) * sizeof(T);
+  }
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
   // No temporary: segments only keep counts within an int.
@@ -837,6 +924,9 @@ uint64_t allReduceScalarImpl(Op op, T *value, bool counted = true) {
   // Uncounted: the simulated link's own exchange, which is no part of the
   // step (and would otherwise take scratch at moments that depend on
   // timing).
+  // The value is the host's; so is its scratch where the runtime's
+  // buffers are device memory (outside the categories, as predicted).
+  counted = counted && runtimeBuffersOnHost();
   Scratch all(counted ? static_cast<std::size_t>(
                             reductionScratch(ZRT_SCALAR_ALL_REDUCE, N, 1,
                                              sizeof(T))
@@ -998,6 +1088,18 @@ void broadcast(void *data, std::size_t bytes, int root) {
 }
 
 double setTimeout(double seconds) { return commTimeout.exchange(seconds); }
+
+bool onDeviceCollectives() {
+  return !runtimeBuffersOnHost() && (size() > 1 || deviceWorldOfOne());
+}
+
+void setStartMark(int64_t mark) { startMark = mark; }
+
+int64_t takeStartMark() {
+  int64_t mark = startMark;
+  startMark = -1;
+  return mark;
+}
 
 std::size_t setBucketBytes(std::size_t bytes) {
   return bucketBytes.exchange(bytes ? bytes : kDefaultBucketBytes);

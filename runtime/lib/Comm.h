@@ -34,10 +34,13 @@ void releaseCommArena();
 /// backend (a memcpy on the CPU, a copy on the compute stream on a GPU):
 /// what the collectives of a world of one rank do.
 void copyRuntimeBuffer(void *dst, const void *src, std::size_t bytes);
-/// Throws Error unless the selected backend's buffers are host memory,
-/// which the MPI collectives read and write: `ranks` is the world's size,
-/// for the message.
-void requireHostBuffers(int ranks);
+/// Whether the selected backend's buffers are host memory, which the MPI
+/// collectives read and write.
+bool runtimeBuffersOnHost();
+/// The selected backend, for collectives of its memory over `ranks` ranks
+/// (its device collectives), or null where its buffers are host memory.
+/// Throws Error when it has no device collectives.
+Backend *deviceCollectives(int ranks);
 
 namespace comm {
 
@@ -93,6 +96,17 @@ void broadcast(void *data, std::size_t bytes, int root);
 /// seconds (<= 0: none). Returns the previous value.
 double setTimeout(double seconds);
 
+/// Whether a collective runs through the backend's device collectives
+/// (Backend::collectiveStart): its buffers are device memory and the world
+/// has more than one rank. Sets the world up if needed.
+bool onDeviceCollectives();
+/// The mark of the compute stream (Backend::markCompute, taken when the
+/// collective was started) the next collective run on this thread waits
+/// for; consumed by it.
+void setStartMark(int64_t mark);
+/// The mark set and not consumed (a collective that ended before it ran
+/// on the device: no elements, invalid arguments), cleared; -1 if none.
+int64_t takeStartMark();
 /// zrt_set_comm_bucket_bytes (0: the default). Returns the previous value.
 std::size_t setBucketBytes(std::size_t bytes);
 

@@ -477,6 +477,19 @@ std::string noKernels(const Backend &b) {
 
 void *Backend::stream() { throw Error(noKernels(*this)); }
 
+void Backend::openCollectives(
+    int, int, const std::function<void(void *, std::size_t)> &) {
+  throw Error(std::string("the \"") + name() +
+              "\" backend has no collectives of its own");
+}
+
+int64_t Backend::collectiveStart(const DeviceCollective &, int64_t) {
+  throw Error(std::string("the \"") + name() +
+              "\" backend has no collectives of its own");
+}
+
+bool Backend::collectiveDone(int64_t) { return true; }
+
 void *Backend::loadModule(const void *) { throw Error(noKernels(*this)); }
 
 void *Backend::moduleFunction(void *, const char *) {

@@ -27,11 +27,17 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda.h>
+// NCCL, for collectives over several ranks, where the toolkit has it.
+#if __has_include(<nccl.h>)
+#include <nccl.h>
+#define ZERO_RUNTIME_HAVE_NCCL 1
+#endif
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -86,6 +92,7 @@ struct DriverApi {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
+  X(cuEventQuery)                                                              \
   X(cuStreamWaitEvent)                                                         \
   X(cuModuleLoadData)                                                          \
   X(cuModuleGetFunction)                                                       \
@@ -115,6 +122,29 @@ struct LtApi {
   ZERO_LT_FUNCTIONS(ZERO_LT_FN)
 #undef ZERO_LT_FN
 };
+
+#ifdef ZERO_RUNTIME_HAVE_NCCL
+/// Entry points of NCCL.
+struct NcclApi {
+#define ZERO_NCCL_FN(fn) decltype(&fn) fn##_ = nullptr;
+#define ZERO_NCCL_FUNCTIONS(X)                                                 \
+  X(ncclGetVersion)                                                            \
+  X(ncclGetErrorString)                                                        \
+  X(ncclGetLastError)                                                          \
+  X(ncclGetUniqueId)                                                           \
+  X(ncclCommInitRank)                                                          \
+  X(ncclCommAbort)                                                             \
+  X(ncclCommGetAsyncError)                                                     \
+  X(ncclAllReduce)                                                             \
+  X(ncclReduceScatter)                                                         \
+  X(ncclAllGather)
+  ZERO_NCCL_FUNCTIONS(ZERO_NCCL_FN)
+#undef ZERO_NCCL_FN
+};
+
+/// The library NCCL is looked up as: the major version of its header.
+const std::string kNcclLibrary = "libnccl.so." + std::to_string(NCCL_MAJOR);
+#endif
 
 /// Opens `library` and resolves every entry point of `api`; throws Error
 /// with one line naming what is missing.
@@ -392,6 +422,181 @@ public:
   }
 
   void *stream() override { return computeStream; }
+
+#ifdef ZERO_RUNTIME_HAVE_NCCL
+  // Collectives over several ranks: NCCL on a communication stream of its
+  // own. A collective waits for an event of the compute stream taken when
+  // it was started (markCompute), so it overlaps the compute work queued
+  // after its start; its completion is an event of the communication
+  // stream that the thread running it polls (collectiveDone), with the
+  // deadline Comm.cpp keeps. Compute work after the collective's wait is
+  // queued only once that event has completed, so it needs no event.
+  bool hasDeviceCollectives() const override { return true; }
+
+  void openCollectives(int rank, int size,
+                       const std::function<void(void *, std::size_t)>
+                           &broadcast) override {
+    makeCurrent();
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    if (ncclComm)
+      return;
+    if (!ncclLib) {
+      ncclLib = openLibrary(
+          kNcclLibrary, "NCCL",
+          "put its directory on LD_LIBRARY_PATH (the CUDA toolkit's lib, or "
+          "the nvidia-nccl Python package's nvidia/nccl/lib)");
+#define ZERO_NCCL_RESOLVE(fn) resolve(ncclLib, kNcclLibrary, #fn, nccl.fn##_);
+      ZERO_NCCL_FUNCTIONS(ZERO_NCCL_RESOLVE)
+#undef ZERO_NCCL_RESOLVE
+    }
+    ncclUniqueId id{};
+    if (rank == 0)
+      checkNccl(nccl.ncclGetUniqueId_(&id), "ncclGetUniqueId");
+    broadcast(&id, sizeof id);
+    if (!commStream)
+      check(cu.cuStreamCreate_(&commStream, CU_STREAM_NON_BLOCKING),
+            "cuStreamCreate (collectives)");
+    ncclComm_t comm = nullptr;
+    checkNccl(nccl.ncclCommInitRank_(&comm, size, id, rank),
+              "ncclCommInitRank (rank " + std::to_string(rank) + " of " +
+                  std::to_string(size) + ")");
+    ncclComm = comm;
+  }
+
+  int64_t markCompute() override {
+    makeCurrent();
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    std::size_t slot = takeCommEvent();
+    try {
+      check(cu.cuEventRecord_(commEvents[slot], computeStream),
+            "cuEventRecord");
+    } catch (...) {
+      freeCommEvents.push_back(slot);
+      throw;
+    }
+    return static_cast<int64_t>(slot);
+  }
+
+  void dropMark(int64_t mark) noexcept override {
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    if (mark >= 0 && static_cast<std::size_t>(mark) < commEvents.size())
+      freeCommEvents.push_back(static_cast<std::size_t>(mark));
+  }
+
+  int64_t collectiveStart(const DeviceCollective &c, int64_t mark) override {
+    makeCurrent();
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    if (!ncclComm)
+      throw Error("a collective of device memory before its communicator "
+                  "was made (or after it was aborted)");
+    if (mark < 0 || static_cast<std::size_t>(mark) >= commEvents.size()) {
+      mark = static_cast<int64_t>(takeCommEvent());
+      if (CUresult r = cu.cuEventRecord_(commEvents[mark], computeStream);
+          r != CUDA_SUCCESS) {
+        freeCommEvents.push_back(static_cast<std::size_t>(mark));
+        check(r, "cuEventRecord");
+      }
+    }
+    // The wait takes the event as recorded now: its slot may be reused.
+    CUresult waited = cu.cuStreamWaitEvent_(commStream, commEvents[mark], 0);
+    freeCommEvents.push_back(static_cast<std::size_t>(mark));
+    check(waited, "cuStreamWaitEvent (a collective)");
+    ncclDataType_t type = c.dtype == DType::F32   ? ncclFloat32
+                          : c.dtype == DType::F64 ? ncclFloat64
+                                                  : ncclBfloat16;
+    auto stream = reinterpret_cast<cudaStream_t>(commStream);
+    std::size_t n = static_cast<std::size_t>(c.count);
+    switch (c.kind) {
+    case DeviceCollective::Kind::AllReduce:
+      checkNccl(nccl.ncclAllReduce_(c.in, c.out, n, type,
+                                    c.max ? ncclMax : ncclSum, ncclComm,
+                                    stream),
+                "ncclAllReduce");
+      break;
+    case DeviceCollective::Kind::ReduceScatter:
+      checkNccl(nccl.ncclReduceScatter_(c.in, c.out, n, type, ncclSum,
+                                        ncclComm, stream),
+                "ncclReduceScatter");
+      break;
+    case DeviceCollective::Kind::AllGather:
+      checkNccl(
+          nccl.ncclAllGather_(c.in, c.out, n, type, ncclComm, stream),
+          "ncclAllGather");
+      break;
+    }
+    std::size_t done = takeCommEvent();
+    if (CUresult r = cu.cuEventRecord_(commEvents[done], commStream);
+        r != CUDA_SUCCESS) {
+      freeCommEvents.push_back(done);
+      check(r, "cuEventRecord (a collective)");
+    }
+    return static_cast<int64_t>(done);
+  }
+
+  bool collectiveDone(int64_t handle) override {
+    makeCurrent();
+    CUevent done;
+    {
+      std::lock_guard<std::mutex> lock(ncclMutex);
+      if (handle < 0 || static_cast<std::size_t>(handle) >= commEvents.size())
+        throw Error("collective " + std::to_string(handle) +
+                    " was never started");
+      done = commEvents[handle];
+    }
+    CUresult r = cu.cuEventQuery_(done);
+    if (r == CUDA_SUCCESS) {
+      std::lock_guard<std::mutex> lock(ncclMutex);
+      freeCommEvents.push_back(static_cast<std::size_t>(handle));
+      return true;
+    }
+    if (r != CUDA_ERROR_NOT_READY)
+      check(r, "cuEventQuery (a collective)");
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    ncclResult_t async = ncclSuccess;
+    if (ncclComm &&
+        nccl.ncclCommGetAsyncError_(ncclComm, &async) == ncclSuccess &&
+        async != ncclSuccess && async != ncclInProgress)
+      throw Error(ncclMessage(async, "a collective"));
+    return false;
+  }
+
+  void abortCollectives() noexcept override {
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    if (ncclComm && makeCurrentNoThrow())
+      nccl.ncclCommAbort_(ncclComm);
+    ncclComm = nullptr;
+  }
+
+  /// A slot of commEvents, reused or new; the caller holds ncclMutex.
+  std::size_t takeCommEvent() {
+    if (!freeCommEvents.empty()) {
+      std::size_t slot = freeCommEvents.back();
+      freeCommEvents.pop_back();
+      return slot;
+    }
+    CUevent e = nullptr;
+    check(cu.cuEventCreate_(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    commEvents.push_back(e);
+    return commEvents.size() - 1;
+  }
+
+  std::string ncclMessage(ncclResult_t r, const std::string &what) const {
+    std::string out = what + " failed: NCCL ";
+    const char *text = nccl.ncclGetErrorString_ ? nccl.ncclGetErrorString_(r)
+                                                : nullptr;
+    out += text ? text : "error " + std::to_string(int(r));
+    const char *last =
+        nccl.ncclGetLastError_ ? nccl.ncclGetLastError_(ncclComm) : nullptr;
+    if (last && *last)
+      out += std::string(" (") + last + ")";
+    return out;
+  }
+
+  void checkNccl(ncclResult_t r, const std::string &what) const {
+    if (r != ncclSuccess && r != ncclInProgress)
+      throw Error(ncclMessage(r, what));
+  }
+#endif
 
   void *loadModule(const void *image) override {
     makeCurrent();
@@ -870,6 +1075,18 @@ private:
   CUstream copyStream = nullptr;
   std::vector<std::pair<CUevent, CUevent>> copyEvents;
   std::vector<std::size_t> freeSlots;
+#ifdef ZERO_RUNTIME_HAVE_NCCL
+  /// The collectives: NCCL, its communicator and stream, and events (a
+  /// start's mark of the compute stream, a collective's completion) by
+  /// slot; slots of spent events are reused.
+  NcclApi nccl;
+  void *ncclLib = nullptr;
+  ncclComm_t ncclComm = nullptr;
+  std::mutex ncclMutex;
+  CUstream commStream = nullptr;
+  std::vector<CUevent> commEvents;
+  std::vector<std::size_t> freeCommEvents;
+#endif
   /// ZERO_CUDA_GEMM_K_CHUNK, or -1 for reductionChunk's rule.
   int64_t kChunkOverride = -1;
   /// matmulAlignedColumns splits (ZERO_CUDA_GEMM_N_SPLIT, default on).

@@ -1057,6 +1057,14 @@ SimLink &simLink() {
 template <typename Fn>
 std::string runCollective(const char *entry, zrt_collective kind,
                           Clock::time_point issued, Fn &fn) {
+  // A mark of a start no collective consumed (no elements, or it failed
+  // before it ran) goes back.
+  struct DropUnusedMark {
+    ~DropUnusedMark() {
+      if (int64_t mark = comm::takeStartMark(); mark >= 0)
+        backend().dropMark(mark);
+    }
+  } dropUnusedMark;
   if (guarded(entry, [&] {
         Clock::time_point begin = Clock::now();
         uint64_t bytes = fn();
@@ -1104,12 +1112,17 @@ template <typename Fn>
 int64_t startCollective(const char *entry, zrt_collective kind,
                         const void *in, const void *out, int64_t count,
                         Fn fn) {
+  int64_t mark = -1;
   if (!guarded(entry, [&] {
         if (count < 0)
           throw Error("count = " + std::to_string(count) + " is negative");
         if (count > 0 && (!in || !out))
           throw Error(std::string(!in ? "in" : "out") + " is NULL");
         comm::initWorld();
+        // On device memory: the point of the compute stream the collective
+        // waits for is now, not when the communication thread gets to it.
+        if (comm::onDeviceCollectives())
+          mark = backend().markCompute();
       })) {
     reportFatal();
     return 0;
@@ -1117,8 +1130,10 @@ int64_t startCollective(const char *entry, zrt_collective kind,
   Clock::time_point issued = Clock::now();
   CommQueue &queue = CommQueue::get();
   if (!comm::threadsAllowed()) {
-    std::string error = queue.runHere(
-        [&] { return runCollective(entry, kind, issued, fn); });
+    std::string error = queue.runHere([&] {
+      comm::setStartMark(mark);
+      return runCollective(entry, kind, issued, fn);
+    });
     if (!error.empty()) {
       reportCollectiveFailure(error);
       return 0;
@@ -1126,7 +1141,8 @@ int64_t startCollective(const char *entry, zrt_collective kind,
     tracer().noteRequest(queue.lastTicket(), kind);
     return queue.lastTicket();
   }
-  int64_t request = queue.submit([entry, kind, issued, fn]() mutable {
+  int64_t request = queue.submit([entry, kind, issued, fn, mark]() mutable {
+    comm::setStartMark(mark);
     return runCollective(entry, kind, issued, fn);
   });
   tracer().noteRequest(request, kind);
@@ -1161,14 +1177,22 @@ void zero::runtime::copyRuntimeBuffer(void *dst, const void *src,
   backend().copy(dst, src, bytes);
 }
 
-void zero::runtime::requireHostBuffers(int ranks) {
+bool zero::runtime::runtimeBuffersOnHost() {
+  return backend().hostAccessible();
+}
+
+Backend *zero::runtime::deviceCollectives(int ranks) {
   Backend &b = backend();
-  if (!b.hostAccessible())
+  if (b.hostAccessible())
+    return nullptr;
+  if (!b.hasDeviceCollectives())
     throw Error(format("collectives over %d ranks on the \"%s\" backend need "
-                       "NCCL, which this zero-runtime does not have yet: run "
-                       "a target=cuda step on one rank, or compile it for "
-                       "target=cpu",
+                       "NCCL, and this zero-runtime was built without "
+                       "nccl.h: rebuild it where the CUDA toolkit has NCCL, "
+                       "run a target=cuda step on one rank, or compile it "
+                       "for target=cpu",
                        ranks, b.name()));
+  return &b;
 }
 
 void zero::runtime::freeCommBuffer(void *ptr) noexcept {

@@ -357,6 +357,52 @@ TEST_F(RuntimeCuda, CollectivesOfOneRankCopyOnTheDevice) {
   zrt_free(gathered);
 }
 
+// The device collectives (NCCL on a communication stream) on the one GPU a
+// check machine has: a world of one runs them instead of copying when
+// ZERO_TEST_NCCL_WORLD_OF_ONE is set. In place and not, f32, f64 and bf16,
+// the maximum, started and blocking, with the compute stream's work before
+// the start (a fill of the input by a copy queued right before it) seen by
+// the collective. More ranks need more GPUs and MPI, which the check
+// machines do not have.
+TEST_F(RuntimeCuda, NcclCollectivesOfOneRank) {
+  ASSERT_EQ(setenv("ZERO_TEST_NCCL_WORLD_OF_ONE", "1", 1), 0);
+  ASSERT_EQ(zrt_world_size(), 1);
+  std::vector<float> values = {1.5f, -2.0f, 3.25f, 0.0f, 9.0f};
+  float *source = device(values);
+  float *in = device(std::vector<float>(5, 0.0f));
+  float *out = device(std::vector<float>(5, 7.0f));
+  // Queued on the compute stream right before the start: the collective
+  // must read the values, not the zeros.
+  zrt_copy(in, source, int64_t(values.size() * sizeof(float)));
+  int64_t request = zrt_all_reduce_sum_start_f32(in, out, 5);
+  zrt_wait(request);
+  EXPECT_EQ(host(out, 5), values);
+  zrt_all_reduce_max_f32(out, out, 5);
+  EXPECT_EQ(host(out, 5), values);
+  float *gathered = device(std::vector<float>(5, 7.0f));
+  zrt_all_gather_f32(in, gathered, 5);
+  EXPECT_EQ(host(gathered, 5), values);
+  request = zrt_reduce_scatter_sum_start_f32(in, gathered, 5);
+  zrt_wait(request);
+  EXPECT_EQ(host(gathered, 5), values);
+  std::vector<double> wide = {0.1, -1e300, 2.5};
+  double *win = device(wide);
+  zrt_all_reduce_sum_f64(win, win, 3);
+  EXPECT_EQ(host(win, 3), wide);
+  std::vector<uint16_t> half = toBf16(std::vector<double>{1.0, -2.5, 0.375});
+  uint16_t *hin = device(half);
+  uint16_t *hout = device(std::vector<uint16_t>(3, 0));
+  request = zrt_all_gather_start_bf16(hin, hout, 3);
+  zrt_wait(request);
+  EXPECT_EQ(host(hout, 3), half);
+  // No elements: nothing runs, and the start's mark goes back.
+  zrt_wait(zrt_all_reduce_sum_start_f32(in, out, 0));
+  ASSERT_EQ(unsetenv("ZERO_TEST_NCCL_WORLD_OF_ONE"), 0);
+  for (void *p : {(void *)source, (void *)in, (void *)out, (void *)gathered,
+                  (void *)win, (void *)hin, (void *)hout})
+    zrt_free(p);
+}
+
 /// out[threadIdx.x] = value, for any GPU from sm_75 on.
 constexpr const char *kFillPtx = R"(
 .version 7.8

@@ -532,9 +532,12 @@ ZRT_API int zrt_get_num_threads(void);
  * that did not arrive, MPI_Abort). Waiting ranks poll for a millisecond,
  * then sleep between polls (50 us, growing to 10 ms after 100 ms) instead
  * of spinning. Buffers are the backend's memory (on the CUDA backend a
- * world of one rank copies on the compute stream, and more ranks need
- * NCCL, which is not built yet: such a collective goes to the fatal
- * handler), contiguous, `count` elements of
+ * world of one rank copies on the compute stream, and more ranks run
+ * NCCL's collectives on a communication stream, after the compute work
+ * queued before the start; NCCL's reductions are not in rank order, so the
+ * reduction order below holds on host memory only. zero-compile does not
+ * build GPU steps for several ranks yet: NCCL has run on no machine with
+ * several GPUs), contiguous, `count` elements of
  * the type the name says. `count` may be 0 (no effect, pointers may be
  * NULL, the call is counted with 0 bytes); a negative count, a NULL buffer
  * with count > 0, a size overflow or an overlap of `in` and `out` other
