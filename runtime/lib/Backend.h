@@ -257,6 +257,11 @@ public:
 /// The process-wide CPU backend (never destroyed, so blocks it handed out
 /// stay releasable during static destruction).
 Backend &cpuBackend();
+/// Makes `backend` selectable by zrt_init as `name`, besides "cpu" and
+/// "cuda": for tests that link the runtime statically and need a backend
+/// of their own (runtime/test/device-comm-test.cpp: device collectives
+/// without a GPU). `backend` must outlive the process's use of it.
+void registerTestBackend(const char *name, Backend &backend);
 
 /// The process-wide CUDA backend, initialized on first use (the CUDA driver
 /// and cuBLASLt opened with dlopen, the device chosen, a context and the

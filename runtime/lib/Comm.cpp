@@ -709,10 +709,14 @@ void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
       answerQueries(w);
     if (timeout > 0 && waited > timeout) {
       b.abortCollectives();
-      if (N == 1)
-        throw Error(std::string(w.collective) +
-                    " on the device did not complete within " +
-                    std::to_string(timeout) + " s");
+      if (N == 1) {
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "%s on the device did not complete within %g s "
+                      "(--comm-timeout)",
+                      w.collective, timeout);
+        throw Error(line);
+      }
       timedOut(w, timeout);
     }
     backOff(waited, sleep);

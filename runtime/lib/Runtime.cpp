@@ -157,6 +157,12 @@ const char *categoryName(int category) {
 std::atomic<Backend *> activeBackend{nullptr};
 std::mutex initMutex;
 
+/// registerTestBackend's backends, by name (guarded by initMutex).
+std::vector<std::pair<std::string, Backend *>> &testBackends() {
+  static auto *backends = new std::vector<std::pair<std::string, Backend *>>();
+  return *backends;
+}
+
 void init(const char *name, int numThreads) {
   std::string requested = name ? name : "cpu";
   Backend *backend = nullptr;
@@ -164,7 +170,13 @@ void init(const char *name, int numThreads) {
     backend = &cpuBackend();
   else if (requested == "cuda")
     backend = &cudaBackend();
-  else
+  else {
+    std::lock_guard<std::mutex> lock(initMutex);
+    for (auto &[n, b] : testBackends())
+      if (n == requested)
+        backend = b;
+  }
+  if (!backend)
     throw Error("unknown backend \"" + requested + "\" (built: cpu, cuda)");
   {
     std::lock_guard<std::mutex> lock(initMutex);
@@ -1175,6 +1187,11 @@ void *zero::runtime::allocateCommBuffer(std::size_t bytes) {
 void zero::runtime::copyRuntimeBuffer(void *dst, const void *src,
                                       std::size_t bytes) {
   backend().copy(dst, src, bytes);
+}
+
+void zero::runtime::registerTestBackend(const char *name, Backend &backend) {
+  std::lock_guard<std::mutex> lock(initMutex);
+  testBackends().emplace_back(name, &backend);
 }
 
 bool zero::runtime::runtimeBuffersOnHost() {

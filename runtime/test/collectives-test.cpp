@@ -31,6 +31,7 @@
 
 // The runtime's bf16 conversions (header-only, runtime/lib).
 #include "BFloat16.h"
+#include "RankCheck.h"
 
 #include <chrono>
 #include <cmath>
@@ -48,18 +49,6 @@ namespace {
 int rank = 0, worldSize = 1;
 int failures = 0;
 int checks = 0;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    ++checks;                                                                  \
-    if (!(cond)) {                                                             \
-      ++failures;                                                              \
-      std::fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank,         \
-                   __FILE__, __LINE__, #cond);                                 \
-      std::fprintf(stderr, __VA_ARGS__);                                       \
-      std::fputc('\n', stderr);                                                \
-    }                                                                          \
-  } while (0)
 
 uint64_t mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;

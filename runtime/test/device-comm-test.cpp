@@ -1,0 +1,235 @@
+//===- device-comm-test.cpp - Device collectives without a GPU ------------===//
+//
+// The part of the runtime's device collectives (NCCL on the CUDA backend)
+// that is not NCCL's, run where there is no GPU: a backend whose memory the
+// host may not touch (so the collectives take the device path of Comm.cpp),
+// backed by host memory, with device collectives that record what they are
+// given. ctest runs it under mpirun with 1, 2 and 4 ranks and without it.
+//
+//   device-comm-test check N   the world has N ranks; the communicator is
+//                              made once, on the first collective, from an
+//                              id rank 0 broadcasts (every rank receives
+//                              rank 0's bytes); a started collective waits
+//                              for the mark of the compute stream taken at
+//                              its start, a blocking one for none; a start
+//                              of no elements gives its mark back; the wait
+//                              polls until the device says done; a world
+//                              of one copies unless ZERO_TEST_NCCL_WORLD_OF_ONE
+//                              is set. Exits 0 if all pass.
+//   device-comm-test stall     the collectives never complete: past the
+//                              deadline (1 s) the communicator is aborted
+//                              and the job ends with status 1 and the
+//                              timeout's line, on every rank
+//
+// It links the runtime statically, for registerTestBackend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime.h"
+
+#include "Backend.h"
+#include "RankCheck.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace zero::runtime;
+
+namespace {
+
+int failures = 0, checks = 0, rank = 0;
+
+/// Host memory behind a backend the host may not touch, with device
+/// collectives that record their calls. A collective's result is a world
+/// of one's (a copy): the test checks the calls, not the values.
+class FakeDevice final : public Backend {
+public:
+  const char *name() const override { return "fake-device"; }
+  void configure(int numThreads) override { cpu.configure(numThreads); }
+  GemmKernelInfo gemmKernel() const override { return cpu.gemmKernel(); }
+  Block allocate(std::size_t bytes, std::size_t alignment,
+                 bool zeroed) override {
+    return cpu.allocate(bytes, alignment, zeroed);
+  }
+  void fillZero(void *ptr, std::size_t bytes) override {
+    cpu.fillZero(ptr, bytes);
+  }
+  void deallocate(const Block &block) noexcept override {
+    cpu.deallocate(block);
+  }
+  void gemm(DType dtype, const GemmArgs &args) override {
+    cpu.gemm(dtype, args);
+  }
+  void gemmBatched(DType dtype, const BatchedGemmArgs &args) override {
+    cpu.gemmBatched(dtype, args);
+  }
+  bool hostAccessible() const override { return false; }
+
+  bool hasDeviceCollectives() const override { return true; }
+  void openCollectives(int r, int size,
+                       const std::function<void(void *, std::size_t)>
+                           &broadcast) override {
+    ++opens;
+    openedRank = r;
+    openedSize = size;
+    // As NCCL's id: 128 bytes only rank 0 knows.
+    std::memset(id, 0, sizeof id);
+    if (r == 0)
+      std::snprintf(id, sizeof id, "fake id of pid %ld", long(getpid()));
+    broadcast(id, sizeof id);
+  }
+  int64_t markCompute() override {
+    issued.push_back(++lastMark);
+    return lastMark;
+  }
+  void dropMark(int64_t mark) noexcept override { dropped.push_back(mark); }
+  int64_t collectiveStart(const DeviceCollective &c, int64_t mark) override {
+    startedWith.push_back(mark);
+    kinds.push_back(c.kind);
+    std::size_t b = std::size_t(dtypeBytes(c.dtype));
+    std::size_t n = std::size_t(c.count);
+    if (c.kind == DeviceCollective::Kind::ReduceScatter)
+      std::memmove(c.out, static_cast<const char *>(c.in) + openedRank * n * b,
+                   n * b);
+    else if (c.kind == DeviceCollective::Kind::AllGather)
+      std::memmove(static_cast<char *>(c.out) + openedRank * n * b, c.in,
+                   n * b);
+    else
+      std::memmove(c.out, c.in, n * b);
+    pollsLeft = 3;
+    return ++lastHandle;
+  }
+  bool collectiveDone(int64_t handle) override {
+    ++polls;
+    if (handle != lastHandle)
+      throw Error("polled handle " + std::to_string(handle) + ", started " +
+                  std::to_string(lastHandle));
+    if (stall)
+      return false;
+    return pollsLeft-- <= 0;
+  }
+  void abortCollectives() noexcept override {
+    std::fprintf(stderr, "device-comm-test: rank %d: communicator aborted\n",
+                 rank);
+  }
+
+  Backend &cpu = cpuBackend();
+  bool stall = false;
+  int opens = 0, openedRank = -1, openedSize = -1, pollsLeft = 0;
+  int64_t lastMark = 0, lastHandle = 0, polls = 0;
+  char id[128] = {};
+  std::vector<int64_t> issued, dropped, startedWith;
+  std::vector<DeviceCollective::Kind> kinds;
+};
+
+FakeDevice &fake() {
+  static FakeDevice *device = new FakeDevice();
+  return *device;
+}
+
+int runChecks(int expected) {
+  const int N = zrt_world_size();
+  CHECK(N == expected, "world of %d ranks, expected %d", N, expected);
+  FakeDevice &d = fake();
+  auto *in = static_cast<float *>(zrt_alloc(4 * N * sizeof(float), ZRT_GRADS));
+  auto *out = static_cast<float *>(zrt_alloc(4 * N * sizeof(float), ZRT_GRADS));
+  bool device = N > 1 || std::getenv("ZERO_TEST_NCCL_WORLD_OF_ONE");
+
+  // Started: the mark taken at the start is the one the collective waits
+  // for, and the wait polls until the device says done.
+  int64_t request = zrt_all_reduce_sum_start_f32(in, out, 4);
+  zrt_wait(request);
+  if (!device) {
+    CHECK(d.opens == 0 && d.kinds.empty() && d.issued.empty(),
+          "a world of one copies: %d opens, %zu collectives, %zu marks",
+          d.opens, d.kinds.size(), d.issued.size());
+    return failures ? 1 : 0;
+  }
+  CHECK(d.opens == 1 && d.openedRank == rank && d.openedSize == N,
+        "opened %d times as rank %d of %d", d.opens, d.openedRank,
+        d.openedSize);
+  CHECK(d.issued.size() == 1 && d.startedWith.size() == 1 &&
+            d.startedWith[0] == d.issued[0],
+        "the started all-reduce waited for mark %lld, issued %lld",
+        d.startedWith.empty() ? -2LL : (long long)d.startedWith[0],
+        d.issued.empty() ? -2LL : (long long)d.issued[0]);
+  CHECK(d.polls >= 4, "%lld polls (the device said done at the 4th)",
+        (long long)d.polls);
+
+  // Blocking: no mark, it waits for everything queued.
+  zrt_all_gather_f32(in, out, 4);
+  CHECK(d.startedWith.size() == 2 && d.startedWith[1] == -1,
+        "the blocking all-gather waited for mark %lld",
+        d.startedWith.size() < 2 ? -2LL : (long long)d.startedWith[1]);
+  // No elements: nothing runs and the start's mark goes back.
+  zrt_wait(zrt_reduce_scatter_sum_start_f32(in, out, 0));
+  CHECK(d.startedWith.size() == 2 && d.issued.size() == 2 &&
+            d.dropped.size() == 1 && d.dropped[0] == d.issued[1],
+        "a start of no elements: %zu collectives, %zu marks, %zu dropped",
+        d.startedWith.size(), d.issued.size(), d.dropped.size());
+  // Two started at once complete in order, each with its own mark.
+  int64_t first = zrt_reduce_scatter_sum_start_f32(in, out, 4);
+  int64_t second = zrt_all_gather_start_f32(in, out, 4);
+  zrt_wait(second);
+  zrt_wait(first);
+  CHECK(d.startedWith.size() == 4 && d.issued.size() == 4 &&
+            d.startedWith[2] == d.issued[2] && d.startedWith[3] == d.issued[3],
+        "two started collectives and their marks");
+  CHECK(d.kinds.size() == 4 &&
+            d.kinds[2] == DeviceCollective::Kind::ReduceScatter &&
+            d.kinds[3] == DeviceCollective::Kind::AllGather,
+        "the kinds in the order started");
+  CHECK(d.opens == 1, "the communicator was made %d times", d.opens);
+  zrt_free(in);
+  zrt_free(out);
+
+  // Every rank received rank 0's id: gathered on the CPU backend.
+  if (zrt_init("cpu", 1) != 0) {
+    std::fprintf(stderr, "zrt_init(cpu): %s\n", zrt_last_error());
+    return 1;
+  }
+  std::vector<float> mine(32), all(32 * std::size_t(N));
+  std::memcpy(mine.data(), d.id, sizeof d.id);
+  zrt_all_gather_f32(mine.data(), all.data(), 32);
+  for (int r = 0; r < N; ++r)
+    CHECK(std::memcmp(all.data() + 32 * r, all.data(), sizeof d.id) == 0,
+          "rank %d holds another id than rank 0's", r);
+  CHECK(std::strncmp(d.id, "fake id of pid ", 15) == 0, "the id is '%.40s'",
+        d.id);
+  return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  registerTestBackend("fake-device", fake());
+  if (zrt_init("fake-device", 1) != 0) {
+    std::fprintf(stderr, "device-comm-test: zrt_init: %s\n", zrt_last_error());
+    return 1;
+  }
+  rank = zrt_world_rank();
+  if (mode == "check" && argc == 3) {
+    int status = runChecks(std::atoi(argv[2]));
+    if (status == 0 && rank == 0)
+      std::printf("device-comm-test: %d ranks: all %d checks passed\n",
+                  zrt_world_size(), checks);
+    zrt_shutdown();
+    return status;
+  }
+  if (mode == "stall") {
+    fake().stall = true;
+    zrt_set_comm_timeout(1.0);
+    float x[4] = {1, 2, 3, 4}, y[4];
+    int64_t request = zrt_all_reduce_sum_start_f32(x, y, 4);
+    zrt_wait(request);
+    std::fprintf(stderr, "rank %d: the stalled collective returned\n", rank);
+    return 0;
+  }
+  std::fprintf(stderr, "usage: device-comm-test check N | stall\n");
+  return 2;
+}
