@@ -633,24 +633,6 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       bool better = applied && (next->bytes < peak.bytes ||
                                 (next->bytes == peak.bytes &&
                                  next->excess < peak.excess));
-      if (floor) {
-        r.stuckAt = at ? at->getLoc() : fb.getLoc();
-        r.stuckBytes = next->watched;
-        r.floor = true;
-        if (better) {
-          snapshot.erase();
-          r.recomputed += applied;
-          r.cloned += ops;
-          r.freed += covered;
-          r.flops += flops;
-          r.peak = *next;
-        } else {
-          fb.getBody().takeBody(snapshot.getBody());
-          snapshot.erase();
-          r.peak = peak;
-        }
-        return r;
-      }
       if (better) {
         LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
                                 << applied << " values, peak " << peak.bytes
@@ -663,16 +645,22 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         r.cloned += ops;
         r.freed += covered;
         r.flops += flops;
-        continue;
+      } else {
+        LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
+                                << applied << " values undone\n");
+        fb.getBody().takeBody(snapshot.getBody());
+        snapshot.erase();
+        if (applied > 1)
+          cap = applied / 2;
+        else
+          excluded.insert(tried.begin(), tried.end());
       }
-      LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
-                              << applied << " values undone\n");
-      fb.getBody().takeBody(snapshot.getBody());
-      snapshot.erase();
-      if (applied > 1)
-        cap = applied / 2;
-      else
-        excluded.insert(tried.begin(), tried.end());
+      if (floor) {
+        r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.stuckBytes = next->watched;
+        r.floor = true;
+        break;
+      }
     }
     r.peak = peak;
     return r;

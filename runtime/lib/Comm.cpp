@@ -673,6 +673,13 @@ bool deviceWorldOfOne() {
   return v && *v && std::strcmp(v, "0") != 0;
 }
 
+/// The backend whose device collectives a collective over `N` ranks runs
+/// on (its buffers are device memory and the world has several ranks, or
+/// the hook asks for it), else null: MPI's, or a world of one's copy.
+Backend *deviceFor(int N) {
+  return N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+}
+
 /// The mark of the compute stream the next device collective on this
 /// thread waits for (Backend::markCompute; -1: none).
 thread_local int64_t startMark = -1;
@@ -747,8 +754,7 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
   World &w = worldForCollective(lock);
   startCollective(w, "all_reduce");
   const int N = w.size.load(), q = w.rank.load();
-  Backend *device =
-      N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  Backend *device = deviceFor(N);
   if (N == 1 && !(device && deviceWorldOfOne())) {
     if (in != out)
       copyRuntimeBuffer(out, in, bytes);
@@ -841,8 +847,7 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
       throw Error("out overlaps in other than at a block boundary (in place "
                   "needs out == in + q * count, 0 <= q < N)");
   }
-  Backend *device =
-      N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  Backend *device = deviceFor(N);
   if (N == 1 && !(device && deviceWorldOfOne())) {
     if (in != out)
       copyRuntimeBuffer(out, in, blockBytes);
@@ -887,8 +892,7 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
   if (!inPlace && overlap(in, blockBytes, out, outBytes))
     throw Error("in and out overlap (in place needs in == out + rank * "
                 "count)");
-  Backend *device =
-      N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  Backend *device = deviceFor(N);
   if (N == 1 && !(device && deviceWorldOfOne())) {
     if (!inPlace)
       copyRuntimeBuffer(out, in, blockBytes);
