@@ -244,6 +244,10 @@ public:
   /// Ends the communicator without its peers (one stalled or failed):
   /// what it has queued never completes. Never throws.
   virtual void abortCollectives() noexcept {}
+  /// Frees the communicator at the end of a run, every collective on it
+  /// completed (zrt_shutdown, before MPI is finalized); the next
+  /// openCollectives makes a new one. Throws Error with one line.
+  virtual void closeCollectives() {}
 
   /// Whether f32 GEMMs may use TF32 tensor cores (10-bit mantissa
   /// products, f32 accumulation); returns the previous setting. Only the

@@ -52,6 +52,7 @@
 #include <sys/uio.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace zero::runtime {
@@ -87,8 +88,9 @@ struct World {
   /// Collectives this rank has started, and the name of the latest.
   int64_t sequence = 0;
   const char *collective = "";
-  /// The backend's device communicator (NCCL) has been made.
-  bool deviceOpen = false;
+  /// The backend whose device communicator (NCCL) has been made, if one
+  /// has: finalizeWorld closes it.
+  Backend *device = nullptr;
 };
 
 World &world() {
@@ -694,7 +696,11 @@ void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
   int64_t mark = startMark;
   startMark = -1;
   const int N = w.size.load();
-  if (!w.deviceOpen) {
+  if (w.device != &b) {
+    if (w.device)
+      throw Error(std::string("device collectives of backend '") + b.name() +
+                  "' after those of '" + w.device->name() +
+                  "': one communicator a world (zrt_shutdown first)");
     b.openCollectives(w.rank.load(), N, [&](void *data, std::size_t bytes) {
       if (N == 1)
         return;
@@ -704,7 +710,7 @@ void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
             "MPI_Ibcast (NCCL's id)");
       waitFor(w, request, "MPI_Ibcast (NCCL's id)");
     });
-    w.deviceOpen = true;
+    w.device = &b;
   }
   int64_t handle = b.collectiveStart(c, mark);
   const double timeout = commTimeout.load();
@@ -969,16 +975,21 @@ void initWorld() {
 void finalizeWorld() {
   World &w = world();
   std::lock_guard<std::mutex> lock(w.mutex);
-  if (w.state.load() != State::Mpi)
-    return;
+  const bool mpi = w.state.load() == State::Mpi;
   // MPI_Finalize waits for every rank; a barrier with a deadline first, so
   // that a rank that stalled ends the job instead of hanging it here.
-  if (w.size.load() > 1) {
+  if (mpi && w.size.load() > 1) {
     startCollective(w, "shutdown barrier");
     MPI_Request request;
     check(MPI_Ibarrier(w.comm, &request), "MPI_Ibarrier");
     waitFor(w, request, "MPI_Ibarrier");
   }
+  // Every collective has completed (the runtime waited for its started
+  // ones): the device communicator goes before the MPI that made it.
+  if (Backend *device = std::exchange(w.device, nullptr))
+    device->closeCollectives();
+  if (!mpi)
+    return;
   MPI_Comm comm = w.comm, control = w.control;
   w.comm = MPI_COMM_NULL;
   w.control = MPI_COMM_NULL;

@@ -134,6 +134,8 @@ struct NcclApi {
   X(ncclGetUniqueId)                                                           \
   X(ncclCommInitRank)                                                          \
   X(ncclCommAbort)                                                             \
+  X(ncclCommFinalize)                                                          \
+  X(ncclCommDestroy)                                                           \
   X(ncclCommGetAsyncError)                                                     \
   X(ncclAllReduce)                                                             \
   X(ncclReduceScatter)                                                         \
@@ -565,6 +567,22 @@ public:
     if (ncclComm && makeCurrentNoThrow())
       nccl.ncclCommAbort_(ncclComm);
     ncclComm = nullptr;
+  }
+
+  void closeCollectives() override {
+    std::lock_guard<std::mutex> lock(ncclMutex);
+    if (!ncclComm)
+      return;
+    ncclComm_t comm = std::exchange(ncclComm, nullptr);
+    makeCurrent();
+    // Finalize flushes what the communicator still has queued (nothing:
+    // every collective was waited for), Destroy frees it.
+    ncclResult_t r = nccl.ncclCommFinalize_(comm);
+    if (r != ncclSuccess) {
+      nccl.ncclCommAbort_(comm);
+      checkNccl(r, "ncclCommFinalize");
+    }
+    checkNccl(nccl.ncclCommDestroy_(comm), "ncclCommDestroy");
   }
 
   /// A slot of commEvents, reused or new; the caller holds ncclMutex.

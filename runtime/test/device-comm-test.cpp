@@ -15,11 +15,16 @@
 //                              of no elements gives its mark back; the wait
 //                              polls until the device says done; a world
 //                              of one copies unless ZERO_TEST_NCCL_WORLD_OF_ONE
-//                              is set. Exits 0 if all pass.
+//                              is set; zrt_shutdown closes the communicator
+//                              once, after the last collective. Exits 0 if
+//                              all pass.
 //   device-comm-test stall     the collectives never complete: past the
 //                              deadline (1 s) the communicator is aborted
 //                              and the job ends with status 1 and the
 //                              timeout's line, on every rank
+//   device-comm-test second    a device collective on a second backend after
+//                              one on the first ends the job with the line
+//                              that says one communicator a world
 //
 // It links the runtime statically, for registerTestBackend.
 //
@@ -48,7 +53,8 @@ int failures = 0, checks = 0, rank = 0;
 /// of one's (a copy): the test checks the calls, not the values.
 class FakeDevice final : public Backend {
 public:
-  const char *name() const override { return "fake-device"; }
+  explicit FakeDevice(const char *name) : label(name) {}
+  const char *name() const override { return label; }
   void configure(int numThreads) override { cpu.configure(numThreads); }
   GemmKernelInfo gemmKernel() const override { return cpu.gemmKernel(); }
   Block allocate(std::size_t bytes, std::size_t alignment,
@@ -116,10 +122,16 @@ public:
     std::fprintf(stderr, "device-comm-test: rank %d: communicator aborted\n",
                  rank);
   }
+  void closeCollectives() override {
+    ++closes;
+    closedAfter = kinds.size();
+  }
 
+  const char *label;
   Backend &cpu = cpuBackend();
   bool stall = false;
-  int opens = 0, openedRank = -1, openedSize = -1, pollsLeft = 0;
+  int opens = 0, openedRank = -1, openedSize = -1, pollsLeft = 0, closes = 0;
+  std::size_t closedAfter = 0;
   int64_t lastMark = 0, lastHandle = 0, polls = 0;
   char id[128] = {};
   std::vector<int64_t> issued, dropped, startedWith;
@@ -127,7 +139,7 @@ public:
 };
 
 FakeDevice &fake() {
-  static FakeDevice *device = new FakeDevice();
+  static FakeDevice *device = new FakeDevice("fake-device");
   return *device;
 }
 
@@ -214,12 +226,21 @@ int main(int argc, char **argv) {
   }
   rank = zrt_world_rank();
   if (mode == "check" && argc == 3) {
-    int status = runChecks(std::atoi(argv[2]));
-    if (status == 0 && rank == 0)
-      std::printf("device-comm-test: %d ranks: all %d checks passed\n",
-                  zrt_world_size(), checks);
+    int expected = std::atoi(argv[2]);
+    bool device = expected > 1 || std::getenv("ZERO_TEST_NCCL_WORLD_OF_ONE");
+    runChecks(expected);
+    CHECK(fake().closes == 0, "the communicator was closed before the end");
     zrt_shutdown();
-    return status;
+    // zrt_shutdown closes the communicator once, after every collective;
+    // a world that made none closes none.
+    FakeDevice &d = fake();
+    CHECK(d.closes == (device ? 1 : 0) && d.closedAfter == d.kinds.size(),
+          "closed %d times, after %zu of %zu collectives", d.closes,
+          d.closedAfter, d.kinds.size());
+    if (failures == 0 && rank == 0)
+      std::printf("device-comm-test: %d ranks: all %d checks passed\n",
+                  expected, checks);
+    return failures ? 1 : 0;
   }
   if (mode == "stall") {
     fake().stall = true;
@@ -230,6 +251,22 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "rank %d: the stalled collective returned\n", rank);
     return 0;
   }
-  std::fprintf(stderr, "usage: device-comm-test check N | stall\n");
+  if (mode == "second") {
+    // A device collective made the world's communicator on fake-device;
+    // one on another backend before zrt_shutdown is an error.
+    float x[4] = {1, 2, 3, 4}, y[4];
+    zrt_all_reduce_sum_f32(x, y, 4);
+    static FakeDevice other("fake-device-2");
+    registerTestBackend("fake-device-2", other);
+    if (zrt_init("fake-device-2", 1) != 0) {
+      std::fprintf(stderr, "device-comm-test: zrt_init: %s\n", zrt_last_error());
+      return 1;
+    }
+    zrt_all_reduce_sum_f32(x, y, 4);
+    std::fprintf(stderr, "rank %d: the second backend's collective ran\n",
+                 rank);
+    return 0;
+  }
+  std::fprintf(stderr, "usage: device-comm-test check N | stall | second\n");
   return 2;
 }
