@@ -3,7 +3,9 @@
 PyTorch's two bf16 recipes side by side.
 
   bench/mixed_precision.py [--build build] [--ranks 2] [--stage 2]
-                           [--steps 200] [--models tiny,d256] [--venv DIR]
+                           [--steps 200] [--models tiny,d256] [--batch B]
+                           [--torch-modes f32,bf16,autocast,f32-rounded]
+                           [--venv DIR]
 
 For each model (gpt-tiny; gpt d256 L4, the overlap benchmarks' model) it
 trains the zero-gen step in f32 and in bf16 (--dtype bf16) on N ranks at one
@@ -182,6 +184,14 @@ def main():
     ap.add_argument('--stage', type=int, default=2, choices=[0, 1, 2, 3])
     ap.add_argument('--steps', type=int, default=200)
     ap.add_argument('--models', default='tiny,d256')
+    ap.add_argument('--batch', type=int,
+                    help="sequences per rank and step (default: the model's, "
+                         "2 for both); on d256 the noise floor of the "
+                         "per-step comparison grows with it (docs/results.md)")
+    ap.add_argument('--torch-modes', default=','.join(TORCH_MODES),
+                    help='the PyTorch runs, of ' + ', '.join(TORCH_MODES) +
+                         ' (bf16 is slow on a CPU without bf16 arithmetic: '
+                         'half an hour at d256 --batch 8)')
     ap.add_argument('--venv', help='PyTorch venv (default BUILD/bench-venv)')
     ap.add_argument('--worker', help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -193,6 +203,16 @@ def main():
     for m in models:
         if m not in MODELS:
             fail(f"unknown model '{m}'; choose from {', '.join(MODELS)}")
+    torch_modes = [m for m in args.torch_modes.split(',') if m]
+    for m in torch_modes:
+        if m not in TORCH_MODES:
+            fail(f"unknown PyTorch mode '{m}'; choose from "
+                 f"{', '.join(TORCH_MODES)}")
+    if args.batch is not None:
+        if args.batch < 1:
+            fail(f'--batch must be at least 1, got {args.batch}')
+        for m in models:
+            MODELS[m] = MODELS[m] + ['--batch', str(args.batch)]
     gen = os.path.join(args.build, 'bin', 'zero-gen')
     opt = os.path.join(args.build, 'bin', 'zero-opt')
     zrun = os.path.join(args.build, 'bin', 'zero-run')
@@ -208,7 +228,8 @@ def main():
         print(f'# no PyTorch in {venv} (bench/vs_pytorch.py creates it): '
               f'zero-run figures only')
         python = None
-    print(f'# {n} ranks, stage {s}, {args.steps} steps, 1 thread per rank')
+    print(f'# {n} ranks, stage {s}, {args.steps} steps, 1 thread per rank' +
+          (f', {args.batch} sequences per rank' if args.batch else ''))
     with tempfile.TemporaryDirectory() as tmp:
         for m in models:
             stats, reports = {}, {}
@@ -239,7 +260,7 @@ def main():
                      '--dump-params', init], 'zero-run --dump-params')
                 config = json.loads(run([gen, 'gpt', *MODELS[m], '--summary'],
                                         'zero-gen --summary'))
-                for mode in TORCH_MODES:
+                for mode in torch_modes:
                     losses = run_torch(python, {
                         'mode': mode, 'config': config, 'world': n,
                         'steps': args.steps, 'seed': 0,
