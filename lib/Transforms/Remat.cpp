@@ -31,6 +31,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <set>
+#include <utility>
 
 #define DEBUG_TYPE "zero-remat"
 
@@ -558,6 +559,11 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     std::set<std::pair<size_t, unsigned>> excluded;
     unsigned cap = std::numeric_limits<unsigned>::max();
     size_t maxRounds = 64 + 4 * fb.getBody().front().getOperations().size();
+    // Where every value at the peak has been tried and none helps, one more
+    // round recomputes all of them together (values that do not lower the
+    // peak alone may together): it either lowers the peak, and the search
+    // goes on, or shows the op's floor. Once per peak reached.
+    bool all = false, allTried = false;
     for (size_t round = 0; peak.bytes > budget; ++round) {
       Block &block = fb.getBody().front();
       Operation *at = opAt(block, peak.index);
@@ -580,6 +586,11 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       });
       bool untried = llvm::any_of(
           plans, [&](const Plan &p) { return !excluded.count(keyOf(p.root)); });
+      if (!untried && !plans.empty() && !allTried && round < maxRounds) {
+        all = allTried = true;
+        excluded.clear();
+        untried = true;
+      }
       if (!untried || round >= maxRounds) {
         r.stuckAt = at ? at->getLoc() : fb.getLoc();
         r.stuckBytes = peak.bytes;
@@ -594,7 +605,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       // for the excess being covered or for the cap.
       bool everything = true;
       for (const Plan &candidate : plans) {
-        if (covered >= excess || applied == cap) {
+        if (!all && (covered >= excess || applied == cap)) {
           everything = false;
           break;
         }
@@ -633,12 +644,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       bool better = applied && (next->bytes < peak.bytes ||
                                 (next->bytes == peak.bytes &&
                                  next->excess < peak.excess));
+      const bool wasAll = std::exchange(all, false);
       if (better) {
         LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
                                 << applied << " values, peak " << peak.bytes
                                 << " -> " << next->bytes << "\n");
         snapshot.erase();
         excluded.clear();
+        allTried = false;
         cap = std::numeric_limits<unsigned>::max();
         peak = *next;
         r.recomputed += applied;
@@ -650,6 +663,13 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
                                 << applied << " values undone\n");
         fb.getBody().takeBody(snapshot.getBody());
         snapshot.erase();
+        if (wasAll && !floor) {
+          // Neither one at a time nor all together: the search ends here.
+          r.stuckAt = at ? at->getLoc() : fb.getLoc();
+          r.stuckBytes = peak.bytes;
+          r.peak = peak;
+          return r;
+        }
         if (applied > 1)
           cap = applied / 2;
         else
@@ -794,15 +814,20 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     original.erase();
     if (best.stuckAt) {
       InFlightDiagnostic diag = mlir::emitError(*best.stuckAt);
-      diag
-          << "zero-remat: @" << fb.getSymName() << " needs "
-          << best.stuckBytes
-          << " bytes per rank here even recomputing every "
-             "forward value live across it that can be recomputed, "
-          << best.stuckBytes - budget << " bytes over memory-budget="
-          << budget
-          << " (raise the budget, or use a higher ZeRO stage or a smaller "
-             "batch)";
+      if (best.floor)
+        diag << "zero-remat: @" << fb.getSymName() << " needs "
+             << best.stuckBytes
+             << " bytes per rank here even recomputing every "
+                "forward value live across it that can be recomputed, ";
+      else
+        diag << "zero-remat: @" << fb.getSymName() << " peaks at "
+             << best.stuckBytes
+             << " bytes per rank here and the search found no recomputation "
+                "that lowers it, ";
+      diag << best.stuckBytes - budget << " bytes over memory-budget="
+           << budget
+           << " (raise the budget, or use a higher ZeRO stage or a smaller "
+              "batch)";
       if (remarks)
         diag.attachNote() << "zero-remat: " << predictions
                           << " predictions of the bufferized step";
