@@ -1836,11 +1836,14 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
     The recomputed ops are clones of the forward ones on the same inputs:
     parameters and losses are bit-identical with and without the pass.
     Where an op stays over the budget with every forward value live across
-    it recomputed (or where no value live across the peak can be
-    recomputed to a saving), the pass fails with an error located at that
-    op that gives its bytes over the budget; it stops there, without
-    lowering the peaks elsewhere first. `memory-budget=0` (the default)
-    changes nothing.
+    it recomputed, the pass fails with an error located at that op that
+    gives its bytes over the budget; it stops there, without lowering the
+    peaks elsewhere first. Where every value live across the peak has been
+    tried and none lowers it, one round recomputes them all together
+    before the search gives up: the error then says either that (the op
+    stays over the budget) or that the search found no recomputation
+    lowering the peak there. `memory-budget=0` (the default) changes
+    nothing.
 
     `policy=blocks` is the baseline the budget's choice is measured
     against: per-block checkpointing as torch.utils.checkpoint around each
