@@ -23,7 +23,8 @@ prints:
   rounding); and, as the noise floor of the per-step comparison, PyTorch
   f32 started from the initial parameters rounded to bf16 once against
   PyTorch f32 (no bf16 arithmetic at all: what the rounding of the start
-  alone does to the loss at one step);
+  alone does to the loss at one step); and the same gaps between 10-step
+  running means of the losses, what a training log's average shows;
 - bytes sent per step by kind and their bf16/f32 ratio (expected 0.5: bf16
   on the wire);
 - model-state bytes per rank from zero-memory-report against the ZeRO
@@ -158,6 +159,27 @@ def loss_gap(a, b):
     worst = max(d)
     return worst, statistics.mean(d), 21 + d.index(worst)
 
+
+WINDOW = 10
+
+
+def smoothed(losses):
+    """The mean loss of each window of WINDOW steps ending at a step (the
+    first WINDOW - 1 steps have none): what a training log's running
+    average shows."""
+    return [statistics.mean(losses[i - WINDOW + 1:i + 1])
+            for i in range(WINDOW - 1, len(losses))]
+
+
+def smoothed_gap(a, b):
+    """loss_gap of the WINDOW-step running means, over the windows that
+    end after step 20; the step is the window's last."""
+    sa, sb = smoothed(a), smoothed(b)
+    skip = 20 - (WINDOW - 1)
+    d = [abs(x - y) / abs(x) for x, y in zip(sa[skip:], sb[skip:])]
+    worst = max(d)
+    return worst, statistics.mean(d), 21 + d.index(worst)
+
 MODELS = {
     'tiny': ['--preset', 'gpt-tiny'],
     'd256': ['--d-model', '256', '--layers', '4', '--heads', '4', '--seq',
@@ -285,6 +307,12 @@ def main():
                 rows.append(('PyTorch f32 vs zero-run f32', a, peer['f32']))
             for what, x, y in rows:
                 worst, mean, at = loss_gap(x, y)
+                print(f'| {what} | {worst:.2e} ({at}) | {mean:.2e} |')
+            print(f'| the same, {WINDOW}-step running means (the windows '
+                  f'ending after step 20) | largest (step) | mean |'
+                  '\n|---|---|---|')
+            for what, x, y in rows:
+                worst, mean, at = smoothed_gap(x, y)
                 print(f'| {what} | {worst:.2e} ({at}) | {mean:.2e} |')
             worst = loss_gap(a, b)[0]
             print('zero-run bf16: ' + (
