@@ -4,13 +4,18 @@ PyTorch's two bf16 recipes side by side.
 
   bench/mixed_precision.py [--build build] [--ranks 2] [--stage 2]
                            [--steps 200] [--models tiny,d256] [--batch B]
+                           [--lr X] [--warmup-steps W]
+                           [--lr-decay none|cosine|linear]
                            [--torch-modes f32,bf16,autocast,f32-rounded]
                            [--venv DIR]
 
 For each model (gpt-tiny; gpt d256 L4, the overlap benchmarks' model) it
 trains the zero-gen step in f32 and in bf16 (--dtype bf16) on N ranks at one
-stage for the same steps, seed and batches (the built-in corpus), and
-prints:
+stage for the same steps, seed, batches (the built-in corpus) and
+learning-rate schedule (zero-run's --lr, --warmup-steps and --lr-decay, the
+decay ending at the last step at a tenth of the peak; PyTorch sets each
+step's lr to the same closed form, which is checked against the lr zero-run
+reports), and prints:
 - the loss at a few steps and the largest and mean relative difference of
   the bf16 loss from the f32 loss after step 20 (the issue's bar: 2% at
   every step);
@@ -66,6 +71,24 @@ TORCH_MODES = {
 }
 
 
+def lr_at(sched, t):
+    """The learning rate of step t (1-based): zero-run's --warmup-steps W
+    and --lr-decay over D = --steps steps down to a tenth of the peak
+    (zero-run --help)."""
+    peak, w, kind, d = sched['lr'], sched['warmup'], sched['decay'], sched['steps']
+    low = peak / 10
+    if t <= w:
+        return peak * t / w
+    if kind == 'none':
+        return peak
+    if t >= d:
+        return low
+    r = (t - w) / (d - w)
+    if kind == 'cosine':
+        return low + (peak - low) * 0.5 * (1 + math.cos(math.pi * r))
+    return peak - (peak - low) * r
+
+
 def corpus_tokens():
     """TokenData::builtinCorpus(): each character's rank in the sorted
     alphabet of runtime/driver/corpus.txt."""
@@ -107,7 +130,7 @@ def torch_worker(spec_path):
         [{'params': [p for p in updated if p.dim() >= 2],
           'weight_decay': h['weight_decay']},
          {'params': [p for p in updated if p.dim() < 2], 'weight_decay': 0.0}],
-        lr=h['lr'], betas=(h['beta1'], h['beta2']), eps=h['eps'])
+        lr=spec['schedule']['lr'], betas=(h['beta1'], h['beta2']), eps=h['eps'])
     tokens = corpus_tokens()
     B, T, N = c['batch'], c['seq'], spec['world']
     losses = []
@@ -123,6 +146,8 @@ def torch_worker(spec_path):
         else:
             loss = model(x, y)
         loss.backward()
+        for g in opt.param_groups:
+            g['lr'] = lr_at(spec['schedule'], step + 1)
         if mode == 'bf16':
             for p, m in zip(params, master):
                 m.grad = p.grad.float()
@@ -210,6 +235,15 @@ def main():
                     help="sequences per rank and step (default: the model's, "
                          "2 for both); on d256 the noise floor of the "
                          "per-step comparison grows with it (docs/results.md)")
+    ap.add_argument('--lr', type=float, default=HYPERS['lr'],
+                    help='the (peak) learning rate (default %(default)g, '
+                         "zero-run's)")
+    ap.add_argument('--warmup-steps', type=int, default=0,
+                    help='linear warmup steps (zero-run --warmup-steps)')
+    ap.add_argument('--lr-decay', default='none',
+                    choices=['none', 'cosine', 'linear'],
+                    help='decay after the warmup to a tenth of the peak at '
+                         'the last step (zero-run --lr-decay)')
     ap.add_argument('--torch-modes', default=','.join(TORCH_MODES),
                     help='the PyTorch runs, of ' + ', '.join(TORCH_MODES) +
                          ' (bf16 is slow on a CPU without bf16 arithmetic: '
@@ -221,6 +255,19 @@ def main():
         return torch_worker(args.worker)
     if args.steps <= 20:
         fail('--steps must be above 20 (the comparison starts after step 20)')
+    if not args.lr > 0:
+        fail(f'--lr must be above 0, got {args.lr}')
+    if args.warmup_steps < 0 or (args.lr_decay != 'none' and
+                                 args.warmup_steps >= args.steps):
+        fail(f'--warmup-steps must be at least 0 and, with a decay, below '
+             f'--steps, got {args.warmup_steps}')
+    schedule = {'lr': args.lr, 'warmup': args.warmup_steps,
+                'decay': args.lr_decay, 'steps': args.steps}
+    sched_flags = ['--lr', repr(args.lr)]
+    if args.warmup_steps:
+        sched_flags += ['--warmup-steps', str(args.warmup_steps)]
+    if args.lr_decay != 'none':
+        sched_flags += ['--lr-decay', args.lr_decay]
     models = args.models.split(',')
     for m in models:
         if m not in MODELS:
@@ -251,7 +298,10 @@ def main():
               f'zero-run figures only')
         python = None
     print(f'# {n} ranks, stage {s}, {args.steps} steps, 1 thread per rank' +
-          (f', {args.batch} sequences per rank' if args.batch else ''))
+          (f', {args.batch} sequences per rank' if args.batch else '') +
+          f', lr {args.lr:g}' +
+          (f', {args.warmup_steps} warmup steps' if args.warmup_steps else '') +
+          (f', {args.lr_decay} decay' if args.lr_decay != 'none' else ''))
     with tempfile.TemporaryDirectory() as tmp:
         for m in models:
             stats, reports = {}, {}
@@ -269,9 +319,18 @@ def main():
                 js = os.path.join(tmp, f'{m}.{dtype}.stats.json')
                 run(mpirun(n) + [zrun, mod, '--stage', str(s), '--steps',
                                  str(args.steps), '--progress', 'none',
-                                 '--num-threads', '1', '--stats-json', js],
+                                 '--num-threads', '1', '--stats-json', js,
+                                 *sched_flags],
                     f'zero-run ({m}, {dtype})')
                 stats[dtype] = json.load(open(js))
+                # The schedule PyTorch follows is the one zero-run ran.
+                want = [lr_at(schedule, t + 1) for t in range(args.steps)]
+                got = stats[dtype].get('lrs', [])
+                if len(got) != len(want) or any(
+                        abs(x - y) > 1e-12 * y for x, y in zip(got, want)):
+                    fail(f"zero-run's learning rates ({m}, {dtype}) are not "
+                         f"the bench's closed form: {got[:3]}... against "
+                         f"{want[:3]}...")
             total, shard = psi(os.path.join(tmp, f'{m}.bf16.mlir'), n)
             a, b = stats['f32']['losses'], stats['bf16']['losses']
             peer = {}
@@ -286,6 +345,7 @@ def main():
                     losses = run_torch(python, {
                         'mode': mode, 'config': config, 'world': n,
                         'steps': args.steps, 'seed': 0,
+                        'schedule': schedule,
                         'params': module_params(f32mod),
                         'params_file': init}, tmp)
                     if losses:

@@ -33,6 +33,13 @@
       stages 0-1 reduce once, as above; stage 2 reduce-scatters A times
       (A*Psi*b*(N-1)/N) and all-gathers once; stage 3 reduce-scatters and
       gathers A times.
+  compare_runs.py lrs STATS.json --lr P [--warmup W] [--decay KIND]
+                    [--decay-steps D] [--min-lr M] [--rel TOL]
+      the learning rate of every step the run trained ("lrs") against the
+      schedule's closed form (zero-run --help): P * t / W while t <= W;
+      then P (none), M + (P - M) * (1 + cos(pi * r)) / 2 (cosine) or
+      P - (P - M) * r (linear) with r = (t - W) / (D - W), and M from step
+      D on; M defaults to P / 10; within TOL relative (default 1e-15)
 Prints what it compared; exits 1 on a mismatch.
 """
 
@@ -68,7 +75,8 @@ def param_shapes(module):
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('what', choices=['params', 'losses', 'comm', 'comm-ratio'])
+    ap.add_argument('what', choices=['params', 'losses', 'comm', 'comm-ratio',
+                                     'lrs'])
     ap.add_argument('files', nargs='+')
     ap.add_argument('--dtype', default='f32')
     ap.add_argument('--rel', type=float, default=0.0)
@@ -79,6 +87,12 @@ def main():
     ap.add_argument('--stage', type=int)
     ap.add_argument('--partitioned')
     ap.add_argument('--accumulate', type=int, default=1)
+    ap.add_argument('--lr', type=float)
+    ap.add_argument('--warmup', type=int, default=0)
+    ap.add_argument('--decay', default='none',
+                    choices=['none', 'cosine', 'linear'])
+    ap.add_argument('--decay-steps', type=int)
+    ap.add_argument('--min-lr', type=float)
     args = ap.parse_args()
 
     if args.what == 'params':
@@ -105,6 +119,33 @@ def main():
         print(f'losses: {len(a)} steps, largest relative difference {worst:.3e}, '
               f'{"identical" if same else "not identical"}')
         ok = len(a) == len(b) and (same if args.rel == 0 else worst <= args.rel)
+    elif args.what == 'lrs':
+        stats = json.load(open(args.files[0]))
+        got = stats['lrs']
+        first = stats['first_step'] - 1
+        peak, w = args.lr, args.warmup
+        low = peak / 10 if args.min_lr is None else args.min_lr
+        d = args.decay_steps
+
+        def closed(t):
+            if t <= w:
+                return peak * t / w
+            if args.decay == 'none':
+                return peak
+            if t >= d:
+                return low
+            r = (t - w) / (d - w)
+            if args.decay == 'cosine':
+                return low + (peak - low) * (1 + math.cos(math.pi * r)) / 2
+            return peak - (peak - low) * r
+
+        want = [closed(first + i + 1) for i in range(len(got))]
+        tol = args.rel or 1e-15
+        worst = max((abs(x - y) / y for x, y in zip(got, want)), default=0.0)
+        print(f'lrs: {len(got)} steps from step {first + 1}, largest '
+              f'relative difference from the closed form {worst:.3e}: '
+              + ', '.join(f'{x:.6g}' for x in got))
+        ok = len(got) == len(stats['losses']) > 0 and worst <= tol
     elif args.what == 'comm-ratio':
         a, b = (json.load(open(f)) for f in args.files)
         ok = args.ratio is not None

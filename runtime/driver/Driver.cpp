@@ -65,6 +65,10 @@ struct Options {
   std::string progress = "auto";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
          weightDecay = 0.01, maxGradNorm = 1.0;
+  // The learning-rate schedule (lrAt): linear warmup, then a decay.
+  unsigned warmupSteps = 0, decaySteps = 0;
+  std::string lrDecay = "none";
+  double minLr = -1; ///< -1: a tenth of the peak learning rate.
   std::vector<std::string> hyperOverrides;
   bool checkGrads = false;
   bool tf32 = false;
@@ -194,6 +198,20 @@ exported with, replaces the defaults below; a flag given here wins):
   --hyper NAME=VALUE     set any hyper-parameter by name (repeatable); 'step'
                          is always the 1-based step count
 
+Learning-rate schedule (the hyper-parameter 'lr' of step t, 1-based; the
+peak is --lr, or what replaced it; a resumed run needs the same flags):
+  --warmup-steps W       rise linearly to the peak: lr * t / W for t <= W
+                         (default 0: start at the peak)
+  --lr-decay KIND        after the warmup: none (default: stay at the peak),
+                         cosine (min + (peak - min) * (1 + cos(pi * r)) / 2)
+                         or linear (peak - (peak - min) * r), where
+                         r = (t - W) / (D - W) goes from 0 to 1; min-lr from
+                         step D on
+  --decay-steps D        the step at which the decay reaches --min-lr
+                         (default --steps: give it when a run is to be
+                         continued past --steps on the same schedule)
+  --min-lr X             where the decay ends (default a tenth of the peak)
+
 Gradient check (unpartitioned f64 steps):
   --check-grads          compare forward_backward's gradients with 4-point
                          central differences at the initial parameters and exit
@@ -245,6 +263,10 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"weight-decay", Double, &opts.weightDecay},
       {"max-grad-norm", Double, &opts.maxGradNorm},
       {"hyper", List, &opts.hyperOverrides},
+      {"warmup-steps", Unsigned, &opts.warmupSteps},
+      {"lr-decay", String, &opts.lrDecay},
+      {"decay-steps", Unsigned, &opts.decaySteps},
+      {"min-lr", Double, &opts.minLr},
       {"check-grads", Flag, &opts.checkGrads},
       {"tf32", Flag, &opts.tf32},
       {"sync-timing", Flag, &opts.syncTiming},
@@ -383,6 +405,36 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
             opts.progress + "'";
     return false;
   }
+  if (opts.lrDecay != "none" && opts.lrDecay != "cosine" &&
+      opts.lrDecay != "linear") {
+    error = "--lr-decay must be none, cosine or linear, got '" + opts.lrDecay +
+            "'";
+    return false;
+  }
+  if (opts.lrDecay == "none" &&
+      (opts.given.count("decay-steps") || opts.given.count("min-lr"))) {
+    error = std::string("--") +
+            (opts.given.count("decay-steps") ? "decay-steps" : "min-lr") +
+            " shapes a decay; give --lr-decay cosine or linear with it";
+    return false;
+  }
+  if (opts.given.count("min-lr") && opts.minLr < 0) {
+    error = "--min-lr must be >= 0";
+    return false;
+  }
+  if (opts.lrDecay != "none") {
+    // D defaults to --steps.
+    unsigned d = opts.given.count("decay-steps") ? opts.decaySteps : opts.steps;
+    if (d <= opts.warmupSteps) {
+      error = "the decay ends at step " + std::to_string(d) +
+              (opts.given.count("decay-steps") ? " (--decay-steps)"
+                                               : " (--steps)") +
+              ", not after the warmup's " + std::to_string(opts.warmupSteps) +
+              " steps; give --decay-steps above --warmup-steps";
+      return false;
+    }
+    opts.decaySteps = d;
+  }
   for (const std::string &o : opts.hyperOverrides) {
     size_t eq = o.find('=');
     char *end = nullptr;
@@ -400,6 +452,22 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
 // Failing
 //===----------------------------------------------------------------------===//
 
+
+/// The learning rate of step t (1-based) under --warmup-steps, --lr-decay,
+/// --decay-steps and --min-lr, for the peak `peak` and the floor `minLr`.
+double lrAt(const Options &opts, double peak, double minLr, unsigned t) {
+  if (t <= opts.warmupSteps)
+    return peak * t / opts.warmupSteps;
+  if (opts.lrDecay == "none")
+    return peak;
+  if (t >= opts.decaySteps)
+    return minLr;
+  double r = static_cast<double>(t - opts.warmupSteps) /
+             (opts.decaySteps - opts.warmupSteps);
+  if (opts.lrDecay == "cosine")
+    return minLr + (peak - minLr) * 0.5 * (1 + std::cos(M_PI * r));
+  return peak - (peak - minLr) * r;
+}
 
 std::string format(const char *fmt, ...) {
   va_list args;
@@ -623,33 +691,41 @@ double median(std::vector<double> v) {
 
 class ProgressBar {
 public:
-  ProgressBar(unsigned total, std::string mode) : total(total) {
+  /// `unit`: what the rate counts (tok for tokens, samples).
+  ProgressBar(unsigned total, std::string mode, std::string unit)
+      : total(total), unit(std::move(unit)) {
     if (mode == "auto")
       mode = isatty(STDERR_FILENO) ? "bar" : "lines";
     bar = mode == "bar";
     quiet = mode == "none";
     every = std::max(1u, total / 20);
   }
-  void update(unsigned done, double loss, double rate) {
+  /// `lr` >= 0: the step's scheduled learning rate, shown after the loss.
+  void update(unsigned done, double loss, double rate, double lr = -1) {
     if (quiet)
       return;
+    char lrText[32] = "";
+    if (lr >= 0)
+      std::snprintf(lrText, sizeof lrText, " lr %.3g", lr);
     if (bar) {
       constexpr unsigned width = 30;
       unsigned filled = total ? width * done / total : width;
-      std::fprintf(stderr, "\r  step %5u/%u [%s%s] loss %.4f  %.0f tok/s  ",
+      std::fprintf(stderr, "\r  step %5u/%u [%s%s] loss %.4f%s  %.0f %s/s  ",
                    done, total, std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), loss, rate);
+                   std::string(width - filled, '.').c_str(), loss, lrText,
+                   rate, unit.c_str());
       if (done == total)
         std::fprintf(stderr, "\n");
       return;
     }
     if (done % every == 0 || done == total || done == 1)
-      std::fprintf(stderr, "step %u/%u loss %.6f %.0f tok/s\n", done, total,
-                   loss, rate);
+      std::fprintf(stderr, "step %u/%u loss %.6f%s %.0f %s/s\n", done, total,
+                   loss, lrText, rate, unit.c_str());
   }
 
 private:
   unsigned total, every;
+  std::string unit;
   bool bar = false, quiet = false;
 };
 
@@ -1260,7 +1336,7 @@ int train(const zrt_driver_program &program, Options &opts) {
   for (const std::string &o : opts.hyperOverrides)
     known[o.substr(0, o.find('='))] = std::strtod(o.c_str() + o.find('=') + 1, nullptr);
   Buffers b;
-  int stepSlot = -1;
+  int stepSlot = -1, lrSlot = -1;
   for (size_t h = 0; h < abi.hypers.size(); ++h) {
     const Hyper &hyper = abi.hypers[h];
     if (hyper.dtype == DType::F16)
@@ -1271,6 +1347,8 @@ int train(const zrt_driver_program &program, Options &opts) {
       b.hypers.push_back(1);
       continue;
     }
+    if (hyper.name == "lr")
+      lrSlot = static_cast<int>(h);
     auto it = known.find(hyper.name);
     if (it == known.end())
       failAll("the optimizer takes hyper-parameter '" + hyper.name +
@@ -1278,6 +1356,19 @@ int train(const zrt_driver_program &program, Options &opts) {
               "=VALUE");
     b.hypers.push_back(it->second);
   }
+  // The schedule sets 'lr' step by step from its peak, the value above.
+  bool scheduled = opts.warmupSteps > 0 || opts.lrDecay != "none";
+  double peakLr = lrSlot >= 0 ? b.hypers[lrSlot] : 0;
+  double minLr = opts.minLr >= 0 ? opts.minLr : peakLr / 10;
+  if (scheduled && lrSlot < 0)
+    failAll(std::string("--") +
+            (opts.warmupSteps > 0 ? "warmup-steps" : "lr-decay") +
+            " schedules the hyper-parameter 'lr', which this step's optimizer "
+            "does not take");
+  if (scheduled && opts.lrDecay != "none" && minLr > peakLr)
+    failAll(format("--min-lr %g is above the peak learning rate %g; a decay "
+                   "ends below its peak",
+                   minLr, peakLr));
 
   BatchKind kind;
   if (!classifyBatch(abi, kind, error))
@@ -1580,10 +1671,11 @@ int train(const zrt_driver_program &program, Options &opts) {
     return checkGradients(abi, *fb, b, opts);
 
   int64_t items = itemsPerBatch(abi, kind);
-  std::vector<double> losses, stepTimes;
+  std::vector<double> losses, stepTimes, lrs;
   // The steps the GEMM and kernel counters cover: stepTimes[profileFrom..].
   size_t profileFrom = 0;
-  ProgressBar bar(opts.steps, opts.progress);
+  ProgressBar bar(opts.steps, opts.progress,
+                  kind == BatchKind::Language ? "tok" : "samples");
   zrt_reset_gemm_stats();
   zrt_reset_comm_stats();
   zrt_reset_nvme_stats();
@@ -1614,6 +1706,10 @@ int train(const zrt_driver_program &program, Options &opts) {
       fillBatches(s);
     if (stepSlot >= 0)
       b.hypers[stepSlot] = s + 1;
+    if (scheduled)
+      b.hypers[lrSlot] = lrAt(opts, peakLr, minLr, s + 1);
+    if (lrSlot >= 0)
+      lrs.push_back(b.hypers[lrSlot]);
     if (trainStep) {
       call(*trainStep, b);
     } else {
@@ -1644,7 +1740,8 @@ int train(const zrt_driver_program &program, Options &opts) {
       profileFrom = 1;
     }
     double m = median(stepTimes);
-    bar.update(s + 1, l, m > 0 ? items / m : 0);
+    bar.update(s + 1, l, m > 0 ? items / m : 0,
+               scheduled ? b.hypers[lrSlot] : -1);
     if (!opts.saveDir.empty() &&
         ((opts.saveEvery && (s + 1) % opts.saveEvery == 0) ||
          s + 1 == opts.steps)) {
@@ -1753,6 +1850,14 @@ int train(const zrt_driver_program &program, Options &opts) {
       for (double l : losses)
         lossArray.push(JsonValue::number(l));
       stats.set("losses", std::move(lossArray));
+      if (lrSlot >= 0) {
+        // The learning rate each trained step used (--warmup-steps,
+        // --lr-decay).
+        JsonValue lrArray = JsonValue::array();
+        for (double v : lrs)
+          lrArray.push(JsonValue::number(v));
+        stats.set("lrs", std::move(lrArray));
+      }
       JsonValue peak = JsonValue::object(), peakMaxObj = JsonValue::object();
       for (int c = 0; c < ZRT_NUM_CATEGORIES; ++c) {
         const char *name = zrt_category_name(static_cast<zrt_category>(c));
