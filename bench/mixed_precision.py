@@ -25,11 +25,12 @@ reports), and prints:
   FSDP2's MixedPrecisionPolicy(param_dtype=bf16) computes: bf16 parameters
   as zero-gen's), and torch.autocast(bf16) over f32 parameters; and
   PyTorch f32 against zero-run f32 (the same model: they agree to float
-  rounding); and, as the noise floor of the per-step comparison, PyTorch
-  f32 started from the initial parameters rounded to bf16 once against
-  PyTorch f32 (no bf16 arithmetic at all: what the rounding of the start
-  alone does to the loss at one step); and the same gaps between 10-step
-  running means of the losses, what a training log's average shows;
+  rounding); and, as the noise floor of the per-step comparison, f32
+  started from the initial parameters rounded to bf16 once against f32
+  (no bf16 arithmetic at all: what the rounding of the start alone does
+  to the loss at one step), in zero-run and in PyTorch; and the same gaps
+  between 10-step running means of the losses, what a training log's
+  average shows;
 - bytes sent per step by kind and their bf16/f32 ratio (expected 0.5: bf16
   on the wire);
 - model-state bytes per rank from zero-memory-report against the ZeRO
@@ -38,11 +39,20 @@ reports), and prints:
   bf16 path widens to f32 for every op and GEMM: it is there for
   correctness, not speed).
 
+The default schedule is a standard GPT one: peak 6e-4 (GPT-2 and GPT-3
+small's), 20 warmup steps, cosine decay to a tenth of the peak. There two
+f32 implementations agree to 1e-6 and the rounding of the start moves the
+loss by 1e-4, so the comparison measures bf16. At a constant 1e-3
+(`--lr 1e-3 --warmup-steps 0 --lr-decay none`, zero-run's default rate, the
+figures before 2026-11-28) training is chaotic on d256: the rounding of
+the start alone moves single steps' losses by 2.8% (docs/results.md).
+
 PyTorch comes from BUILD/bench-venv (bench/vs_pytorch.py creates it) or
 --venv; without it only zero-run's figures are printed.
 """
 
 import argparse
+from array import array
 import json
 import math
 import os
@@ -61,7 +71,7 @@ RESULT_TAG = '@@mixed_precision_result '
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
                       'runtime', 'driver', 'corpus.txt')
 # zero-run's defaults (zero-run --help).
-HYPERS = {'lr': 1e-3, 'beta1': 0.9, 'beta2': 0.999, 'eps': 1e-8,
+HYPERS = {'beta1': 0.9, 'beta2': 0.999, 'eps': 1e-8,
           'weight_decay': 0.01}
 TORCH_MODES = {
     'f32': 'PyTorch f32',
@@ -87,6 +97,21 @@ def lr_at(sched, t):
     if kind == 'cosine':
         return low + (peak - low) * 0.5 * (1 + math.cos(math.pi * r))
     return peak - (peak - low) * r
+
+
+def round_to_bf16(src, dst):
+    """Writes the raw f32 values of src rounded to bf16 (to nearest, ties
+    to even) and widened back to f32: a bf16 step's initial parameters."""
+    words = array('I')
+    words.frombytes(open(src, 'rb').read())
+    if sys.byteorder != 'little':
+        words.byteswap()
+    for i, u in enumerate(words):
+        words[i] = (((u + 0x7fff + ((u >> 16) & 1)) >> 16) << 16) & 0xffffffff
+    if sys.byteorder != 'little':
+        words.byteswap()
+    with open(dst, 'wb') as f:
+        f.write(words.tobytes())
 
 
 def corpus_tokens():
@@ -235,15 +260,16 @@ def main():
                     help="sequences per rank and step (default: the model's, "
                          "2 for both); on d256 the noise floor of the "
                          "per-step comparison grows with it (docs/results.md)")
-    ap.add_argument('--lr', type=float, default=HYPERS['lr'],
-                    help='the (peak) learning rate (default %(default)g, '
-                         "zero-run's)")
-    ap.add_argument('--warmup-steps', type=int, default=0,
-                    help='linear warmup steps (zero-run --warmup-steps)')
-    ap.add_argument('--lr-decay', default='none',
+    ap.add_argument('--lr', type=float, default=6e-4,
+                    help='the (peak) learning rate (default %(default)g)')
+    ap.add_argument('--warmup-steps', type=int, default=20,
+                    help='linear warmup steps (zero-run --warmup-steps; '
+                         'default %(default)d)')
+    ap.add_argument('--lr-decay', default='cosine',
                     choices=['none', 'cosine', 'linear'],
                     help='decay after the warmup to a tenth of the peak at '
-                         'the last step (zero-run --lr-decay)')
+                         'the last step (zero-run --lr-decay; default '
+                         '%(default)s)')
     ap.add_argument('--torch-modes', default=','.join(TORCH_MODES),
                     help='the PyTorch runs, of ' + ', '.join(TORCH_MODES) +
                          ' (bf16 is slow on a CPU without bf16 arithmetic: '
@@ -333,12 +359,23 @@ def main():
                          f"{want[:3]}...")
             total, shard = psi(os.path.join(tmp, f'{m}.bf16.mlir'), n)
             a, b = stats['f32']['losses'], stats['bf16']['losses']
+            # The noise floor in zero-run alone: f32 from the initial
+            # parameters rounded to bf16 once.
+            f32mod = os.path.join(tmp, f'{m}.f32.mlir')
+            init = os.path.join(tmp, f'{m}.init.bin')
+            run([zrun, f32mod, '--steps', '0', '--progress', 'none',
+                 '--dump-params', init], 'zero-run --dump-params')
+            rounded = os.path.join(tmp, f'{m}.init-bf16.bin')
+            round_to_bf16(init, rounded)
+            js = os.path.join(tmp, f'{m}.f32-rounded.stats.json')
+            run(mpirun(n) + [zrun, f32mod, '--stage', str(s), '--steps',
+                             str(args.steps), '--progress', 'none',
+                             '--num-threads', '1', '--stats-json', js,
+                             '--init', rounded, *sched_flags],
+                f'zero-run ({m}, f32 from bf16-rounded parameters)')
+            floor = json.load(open(js))['losses']
             peer = {}
             if python:
-                f32mod = os.path.join(tmp, f'{m}.f32.mlir')
-                init = os.path.join(tmp, f'{m}.init.bin')
-                run([zrun, f32mod, '--steps', '0', '--progress', 'none',
-                     '--dump-params', init], 'zero-run --dump-params')
                 config = json.loads(run([gen, 'gpt', *MODELS[m], '--summary'],
                                         'zero-gen --summary'))
                 for mode in torch_modes:
@@ -359,7 +396,9 @@ def main():
                       ''.join(f' {v[i]:.4f} |' for v in peer.values()))
             print('| relative loss difference after step 20 | largest (step) '
                   '| mean |\n|---|---|---|')
-            rows = [('zero-run bf16 vs zero-run f32', a, b)]
+            rows = [('zero-run bf16 vs zero-run f32', a, b),
+                    ('noise floor: zero-run f32 from bf16-rounded initial '
+                     'parameters vs zero-run f32', a, floor)]
             if 'f32' in peer:
                 rows += [(f'{TORCH_MODES[k]} vs PyTorch f32', peer['f32'], peer[k])
                          for k in ('bf16', 'autocast', 'f32-rounded')
