@@ -2,10 +2,13 @@
 """Sends a signal to one rank of a running MPI job, from outside.
 
   signal_rank.py --rank R --signal STOP|KILL --program NAME
-                 --after SECONDS --limit SECONDS --stderr FILE -- COMMAND...
+                 --after SECONDS [--after-text TEXT] --limit SECONDS
+                 --stderr FILE -- COMMAND...
 
 Starts COMMAND (an mpirun line), waits --after seconds (the job is then
-training), finds the process of rank R (a process of the job's session running
+training; with --after-text, --after seconds from when COMMAND's standard
+error first holds TEXT, such as zero-run's first progress line, so that a
+slow start on a loaded machine is not taken for training), finds the process of rank R (a process of the job's session running
 NAME whose environment has OMPI_COMM_WORLD_RANK=R), sends it the signal, and waits for
 the job to end. Writes COMMAND's standard error to FILE (standard output to
 FILE.out) and prints how many seconds the job took to end after the
@@ -58,6 +61,9 @@ def main():
     parser.add_argument('--after', type=float, required=True)
     parser.add_argument('--limit', type=float, required=True)
     parser.add_argument('--stderr', required=True)
+    parser.add_argument('--after-text',
+                        help='count --after from when the standard error '
+                             'first holds this text (waiting at most 600 s)')
     parser.add_argument('--program', required=True,
                         help="the ranks' executable name (zero-run)")
     parser.add_argument('command', nargs=argparse.REMAINDER)
@@ -69,6 +75,20 @@ def main():
     with open(args.stderr, 'w') as err, open(args.stderr + '.out', 'w') as out:
         job = subprocess.Popen(command, stdout=out, stderr=err,
                                start_new_session=True)
+        if args.after_text:
+            start = time.monotonic()
+            while args.after_text not in open(args.stderr).read():
+                if job.poll() is not None:
+                    print(f'signal_rank: the job ended (status '
+                          f'{job.returncode}) before printing '
+                          f'{args.after_text!r}')
+                    return 1
+                if time.monotonic() - start > 600:
+                    print(f'signal_rank: no {args.after_text!r} from the job '
+                          f'in 600 s')
+                    os.killpg(job.pid, signal.SIGKILL)
+                    return 1
+                time.sleep(0.1)
         try:
             job.wait(timeout=args.after)
             print(f'signal_rank: the job ended (status {job.returncode}) '
