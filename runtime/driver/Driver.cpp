@@ -1365,6 +1365,10 @@ int train(const zrt_driver_program &program, Options &opts) {
             (opts.warmupSteps > 0 ? "warmup-steps" : "lr-decay") +
             " schedules the hyper-parameter 'lr', which this step's optimizer "
             "does not take");
+  if (scheduled && !(peakLr > 0))
+    failAll(format("a learning-rate schedule rises to a peak above 0, and "
+                   "the peak (--lr) is %g",
+                   peakLr));
   if (scheduled && opts.lrDecay != "none" && minLr > peakLr)
     failAll(format("--min-lr %g is above the peak learning rate %g; a decay "
                    "ends below its peak",
