@@ -28,6 +28,29 @@ llvm::Error makeError(const llvm::Twine &message) {
 }
 } // namespace
 
+char DiagnosedError::ID = 0;
+
+void DiagnosedError::log(llvm::raw_ostream &os) const {
+  os << what << " (see the errors above)";
+}
+
+std::error_code DiagnosedError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+OneLineDiagnosticHandler::OneLineDiagnosticHandler(llvm::SourceMgr &mgr,
+                                                   MLIRContext *ctx)
+    : SourceMgrDiagnosticHandler(mgr, ctx) {
+  setHandler([this](Diagnostic &diag) {
+    emitDiagnostic(diag.getLocation(), diag.str(), diag.getSeverity(),
+                   /*displaySourceLine=*/false);
+    for (Diagnostic &note : diag.getNotes())
+      emitDiagnostic(note.getLocation(), note.str(), note.getSeverity(),
+                     /*displaySourceLine=*/false);
+    return success();
+  });
+}
+
 StepLoader::StepLoader() {
   DialectRegistry registry;
   registerZeroDialects(registry);
@@ -35,8 +58,8 @@ StepLoader::StepLoader() {
   context->loadAllAvailableDialects();
   // Diagnostics name the location; printing whole (huge) ops helps nobody.
   context->printOpOnDiagnostic(false);
-  handler = std::make_unique<SourceMgrDiagnosticHandler>(sourceMgr,
-                                                         context.get());
+  handler = std::make_unique<OneLineDiagnosticHandler>(sourceMgr,
+                                                       context.get());
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>
@@ -47,7 +70,8 @@ StepLoader::parse(std::unique_ptr<llvm::MemoryBuffer> input,
   if (screenForParserCrashes(sourceMgr, bufferId))
     module = parseSourceFile<ModuleOp>(sourceMgr, context.get());
   if (!module)
-    return makeError("cannot parse '" + name + "' (see the errors above)");
+    return llvm::make_error<DiagnosedError>("cannot parse '" + name.str() +
+                                            "'");
   return module;
 }
 
@@ -215,7 +239,7 @@ mlir::zero::compileStep(ModuleOp module, const CompileOptions &options) {
       return makeError("cannot build the pipeline '" + *pipeline +
                        "': " + error);
     if (failed(pm.run(module)))
-      return makeError("the step does not compile (see the errors above)");
+      return llvm::make_error<DiagnosedError>("the step does not compile");
   }
   return emitObjectFile(module, options.object);
 }

@@ -26,6 +26,8 @@
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/Debug.h"
 
+#include "zero/runtime.h"
+
 #define DEBUG_TYPE "zero-partition"
 
 namespace mlir::zero {
@@ -63,10 +65,13 @@ public:
   LogicalResult run();
 
 private:
+  /// The runtime's rule (zrt_flat_layout), which checkpoint readers check
+  /// manifests against.
   Layout layoutOf(ArrayRef<int64_t> shape) const {
-    int64_t numel = product(shape);
-    int64_t padded = (numel + n - 1) / n * n;
-    return {numel, padded, padded / n};
+    Layout l{product(shape), 0, 0};
+    [[maybe_unused]] int status = zrt_flat_layout(l.numel, n, &l.padded, &l.shard);
+    assert(status == 0 && "static shapes and world-size >= 1 were verified");
+    return l;
   }
   RankedTensorType shardType(RankedTensorType t) const {
     return RankedTensorType::get({layoutOf(t.getShape()).shard},

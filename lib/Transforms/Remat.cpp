@@ -265,17 +265,27 @@ public:
       });
   }
 
-  /// Plans for every value defined before `point` and live across it.
-  SmallVector<Plan> candidates(Operation *point) const {
+  /// Plans for every value defined before `point` and live across it that
+  /// frees more than it keeps; `freeable` is set to the bytes of all values
+  /// this pass could recompute there (each alone), whatever they keep: no
+  /// choice of recomputations frees more at the point.
+  SmallVector<Plan> candidates(Operation *point, int64_t &freeable) const {
     SmallVector<Plan> plans;
+    freeable = 0;
     if (!point)
       return plans;
     for (Operation &op : block) {
       if (&op == point)
         break;
-      for (Value result : op.getResults())
-        if (std::optional<Plan> p = plan(result, point); p && p->net() > 0)
+      for (Value result : op.getResults()) {
+        std::optional<Plan> p = plan(result, point);
+        if (!p)
+          continue;
+        std::optional<int64_t> sum = llvm::checkedAdd(freeable, p->saved);
+        freeable = sum ? *sum : std::numeric_limits<int64_t>::max();
+        if (p->net() > 0)
           plans.push_back(std::move(*p));
+      }
     }
     return plans;
   }
@@ -537,8 +547,13 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     std::optional<Location> stuckAt;
     int64_t stuckBytes = 0;
     /// Whether it stayed over at an op with everything live across it
-    /// recomputed (no other choice of values lowers that op's bytes).
+    /// recomputed (no other choice of values lowers that op's bytes):
+    /// predicted so, or known before predicting because the op holds more
+    /// than the budget and the values recomputation could free there.
     bool floor = false;
+    /// Whether the search ran out of rounds (max-rounds) first.
+    bool outOfRounds = false;
+    unsigned rounds = 0;
     int64_t flops = 0, freed = 0;
     unsigned recomputed = 0, cloned = 0;
   };
@@ -558,7 +573,12 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     // next one may take, so that one of them alone can still be tried.
     std::set<std::pair<size_t, unsigned>> excluded;
     unsigned cap = std::numeric_limits<unsigned>::max();
-    size_t maxRounds = 64 + 4 * fb.getBody().front().getOperations().size();
+    // Every round is one prediction at most; a search that has not fitted
+    // or got stuck by then stops (each round either lowers the peak or its
+    // excess, or excludes values at the peak, so without this the count is
+    // bounded only by the values times the peaks: thousands of predictions
+    // on a step of a few thousand ops).
+    const unsigned maxRounds = this->maxRounds;
     // Where every value at the peak has been tried and none helps, one more
     // round recomputes all of them together (values that do not lower the
     // peak alone may together): it either lowers the peak, and the search
@@ -568,7 +588,19 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       Block &block = fb.getBody().front();
       Operation *at = opAt(block, peak.index);
       Rematerializer remat(block);
-      SmallVector<Plan> plans = remat.candidates(at);
+      int64_t freeable = 0;
+      SmallVector<Plan> plans = remat.candidates(at, freeable);
+      r.rounds = round;
+      // The op holds more than the budget even without every byte that
+      // recomputation could free there: a floor, found without predicting
+      // (recomputing the values one by one would take a prediction each).
+      if (at && peak.bytes - freeable > budget) {
+        r.stuckAt = at->getLoc();
+        r.stuckBytes = peak.bytes - freeable;
+        r.floor = true;
+        r.peak = peak;
+        return r;
+      }
       // A value's key survives undoing a round: its op's index in the
       // block (the roots precede the point; clones go after it).
       llvm::DenseMap<Operation *, size_t> indices;
@@ -594,6 +626,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       if (!untried || round >= maxRounds) {
         r.stuckAt = at ? at->getLoc() : fb.getLoc();
         r.stuckBytes = peak.bytes;
+        r.outOfRounds = untried;
         r.peak = peak;
         return r;
       }
@@ -815,10 +848,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     if (best.stuckAt) {
       InFlightDiagnostic diag = mlir::emitError(*best.stuckAt);
       if (best.floor)
-        diag << "zero-remat: @" << fb.getSymName() << " needs "
+        diag << "zero-remat: @" << fb.getSymName() << " needs at least "
              << best.stuckBytes
              << " bytes per rank here even recomputing every "
                 "forward value live across it that can be recomputed, ";
+      else if (best.outOfRounds)
+        diag << "zero-remat: @" << fb.getSymName() << " peaks at "
+             << best.stuckBytes << " bytes per rank here after the search's "
+             << static_cast<unsigned>(maxRounds) << " rounds (max-rounds), ";
       else
         diag << "zero-remat: @" << fb.getSymName() << " peaks at "
              << best.stuckBytes
@@ -830,7 +867,8 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
               "batch)";
       if (remarks)
         diag.attachNote() << "zero-remat: " << predictions
-                          << " predictions of the bufferized step";
+                          << (predictions == 1 ? " prediction" : " predictions")
+                          << " of the bufferized step";
       return signalPassFailure();
     }
     int64_t addedFlops = best.flops, freed = best.freed;

@@ -4,6 +4,8 @@
 
 #include "Json.h"
 
+#include "zero/runtime.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -11,6 +13,8 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <map>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -107,11 +111,16 @@ struct Reader {
     return v;
   }
   bool integer(const JsonValue &obj, const char *key, int64_t &out,
-               const std::string &in, int64_t min = 0) {
+               const std::string &in, int64_t min = 0,
+               int64_t max = INT64_MAX) {
     const JsonValue *v = obj.get(key);
-    if (!v || !v->isInteger() || v->asInt() < min)
-      return fail(in + " lacks '" + key + "' (an integer >= " +
-                  std::to_string(min) + ")");
+    if (!v || !v->isInteger())
+      return fail(in + " lacks '" + key + "' (an integer from " +
+                  std::to_string(min) + " to " + std::to_string(max) + ")");
+    if (v->asInt() < min || v->asInt() > max)
+      return fail(in + " has '" + key + "' " + std::to_string(v->asInt()) +
+                  ", outside " + std::to_string(min) + " to " +
+                  std::to_string(max));
     out = v->asInt();
     return true;
   }
@@ -123,17 +132,55 @@ struct Reader {
     out = v->asString();
     return true;
   }
-  bool crc(const JsonValue &obj, uint32_t &out, const std::string &in) {
+  bool crc(const JsonValue &obj, uint32_t &out, const std::string &in,
+           const char *key = "crc32") {
     std::string s;
-    if (!string(obj, "crc32", s, in))
+    if (!string(obj, key, s, in))
       return false;
-    char *end = nullptr;
-    unsigned long v = std::strtoul(s.c_str(), &end, 16);
-    if (s.size() != 8 || !end || *end || v > 0xffffffffUL)
-      return fail(in + " has crc32 '" + s + "', not 8 hexadecimal digits");
+    if (s.size() != 8 || s.find_first_not_of("0123456789abcdef") !=
+                             std::string::npos)
+      return fail(in + " has " + key + " '" + s +
+                  "', not 8 lower-case hexadecimal digits");
+    unsigned long v = std::strtoul(s.c_str(), nullptr, 16);
     out = static_cast<uint32_t>(v);
     return true;
   }
+};
+
+/// Where the seal's key starts in a manifest's text (npos: nowhere). It is
+/// the last member, so its last occurrence.
+size_t sealAt(const std::string &text) {
+  return text.rfind(std::string("\"") + kManifestChecksumKey + "\"");
+}
+
+/// Whether the text from the seal's key on is that member alone and the
+/// end of the manifest: `"manifest_crc32": "xxxxxxxx"`, then `}`, with
+/// white space around.
+bool sealIsLast(const std::string &text, size_t at) {
+  size_t i = at + std::strlen(kManifestChecksumKey) + 2;
+  auto space = [&] {
+    while (i < text.size() && std::strchr(" \t\r\n", text[i]))
+      ++i;
+  };
+  space();
+  if (i >= text.size() || text[i++] != ':')
+    return false;
+  space();
+  if (text.compare(i, 1, "\"") != 0 || text.compare(i + 9, 1, "\"") != 0)
+    return false;
+  i += 10;
+  space();
+  if (i >= text.size() || text[i++] != '}')
+    return false;
+  space();
+  return i == text.size();
+}
+
+/// A byte range [begin, end) of a file that a piece takes.
+struct Extent {
+  uint64_t begin, end;
+  size_t piece;  ///< Its index in its tensor's pieces.
+  size_t tensor; ///< Its tensor's index in the manifest.
 };
 
 } // namespace
@@ -177,7 +224,8 @@ std::string zero::driver::checkpointDirName(int64_t step) {
 std::string zero::driver::manifestToJson(const CkptManifest &m) {
   JsonValue root = JsonValue::object();
   root.set("format", JsonValue::string("zero-mlir checkpoint"));
-  root.set("version", JsonValue::integer(m.version));
+  // The writer writes the current version whatever it read.
+  root.set("version", JsonValue::integer(kCheckpointVersion));
   root.set("producer", JsonValue::string(m.producer));
   root.set("step", JsonValue::integer(m.step));
   // A string: JSON numbers are doubles to most readers.
@@ -234,7 +282,14 @@ std::string zero::driver::manifestToJson(const CkptManifest &m) {
     files.push(std::move(o));
   }
   root.set("files", std::move(files));
-  return root.dump(1) + "\n";
+  // The seal: a placeholder, then its digits are the CRC-32 of every byte
+  // before its key.
+  root.set(kManifestChecksumKey, JsonValue::string("00000000"));
+  std::string text = root.dump(1) + "\n";
+  size_t at = sealAt(text);
+  size_t digits = text.find('"', at + std::strlen(kManifestChecksumKey) + 2) + 1;
+  text.replace(digits, 8, hex32(crc32Update(0, text.data(), at)));
+  return text;
 }
 
 bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
@@ -256,16 +311,27 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
                   "\"zero-mlir checkpoint\")");
   if (!r.integer(root, "version", m.version, "the manifest"))
     return false;
-  if (m.version != kCheckpointVersion)
+  if (m.version != 1 && m.version != kCheckpointVersion)
     return r.fail("format version " + std::to_string(m.version) +
-                  ", but this build reads version " +
+                  ", but this build reads versions 1 to " +
                   std::to_string(kCheckpointVersion));
+  // Version 2 is sealed; the seal is checked last, after the fields, so
+  // that an edit which breaks a field is reported by that field's name.
+  uint32_t sealed = 0;
+  if (m.version >= 2 &&
+      !r.crc(root, sealed, "the manifest", kManifestChecksumKey))
+    return false;
+  if (m.version == 1 && root.get(kManifestChecksumKey))
+    return r.fail(std::string("format version 1 has no '") +
+                  kManifestChecksumKey + "' (version 2 does)");
   std::string seed;
   if (!r.string(root, "producer", m.producer, "the manifest") ||
       !r.integer(root, "step", m.step, "the manifest") ||
       !r.string(root, "seed", seed, "the manifest") ||
-      !r.integer(root, "world_size", m.worldSize, "the manifest", 1) ||
-      !r.integer(root, "stage", m.stage, "the manifest"))
+      !r.integer(root, "world_size", m.worldSize, "the manifest", 1,
+                 kMaxCheckpointWorldSize) ||
+      !r.integer(root, "stage", m.stage, "the manifest", 0,
+                 kMaxCheckpointStage))
     return false;
   char *end = nullptr;
   errno = 0;
@@ -297,6 +363,7 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
       r.need(root, "files", JsonValue::Kind::Array, "the manifest");
   if (!files)
     return false;
+  std::set<std::string> fileNames;
   for (const JsonValue &f : files->items()) {
     std::string in = "file #" + std::to_string(m.files.size());
     if (!f.isObject())
@@ -311,12 +378,23 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
       return r.fail(in + " has name '" + file.name +
                     "', which is not a plain file name");
     file.bytes = static_cast<uint64_t>(bytes);
+    if (!fileNames.insert(file.name).second)
+      return r.fail(in + " has name '" + file.name +
+                    "', as an earlier file does");
     m.files.push_back(file);
   }
+  // One file per saving rank at most.
+  if (static_cast<int64_t>(m.files.size()) > m.worldSize)
+    return r.fail("it lists " + std::to_string(m.files.size()) +
+                  " files for 'world_size' " + std::to_string(m.worldSize) +
+                  " (one per saving rank at most)");
   const JsonValue *tensors =
       r.need(root, "tensors", JsonValue::Kind::Array, "the manifest");
   if (!tensors)
     return false;
+  // The bytes each file's pieces take, and the tensors seen.
+  std::map<unsigned, std::vector<Extent>> extents;
+  std::set<std::pair<std::string, std::string>> tensorKeys;
   for (const JsonValue &tj : tensors->items()) {
     std::string in = "tensor #" + std::to_string(m.tensors.size());
     if (!tj.isObject())
@@ -339,6 +417,11 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
     const JsonValue *shape = r.need(tj, "shape", JsonValue::Kind::Array, in);
     if (!shape)
       return false;
+    if (shape->items().size() > kMaxCheckpointRank)
+      return r.fail(in + " has a 'shape' of " +
+                    std::to_string(shape->items().size()) +
+                    " dimensions (at most " +
+                    std::to_string(kMaxCheckpointRank) + ")");
     int64_t n = 1;
     for (const JsonValue &d : shape->items()) {
       if (!d.isInteger() || d.asInt() < 0)
@@ -355,12 +438,27 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
     if (t.numel != n)
       return r.fail(in + " has numel " + std::to_string(t.numel) +
                     " but its shape holds " + std::to_string(n));
+    // The saving run's flat layout, by the runtime's rule.
+    int64_t padded = 0, shard = 0;
+    if (zrt_flat_layout(t.numel, m.worldSize, &padded, &shard) != 0 ||
+        t.padded != padded || t.shard != shard)
+      return r.fail(in + " has padded " + std::to_string(t.padded) +
+                    " and shard " + std::to_string(t.shard) + ", but " +
+                    std::to_string(t.numel) + " elements on 'world_size' " +
+                    std::to_string(m.worldSize) + " are padded to " +
+                    std::to_string(padded) + " in shards of " +
+                    std::to_string(shard));
     const JsonValue *sharded = tj.get("sharded");
     t.sharded = sharded && sharded->isBool() && sharded->asBool();
     const JsonValue *pieces = r.need(tj, "pieces", JsonValue::Kind::Array, in);
     if (!pieces)
       return false;
     size_t eb = dtypeBytes(t.dtype);
+    // One piece per file at most, and so no more than there are files.
+    if (pieces->items().size() > m.files.size())
+      return r.fail(in + " has " + std::to_string(pieces->items().size()) +
+                    " pieces in " + std::to_string(m.files.size()) +
+                    " files (at most one per file)");
     for (const JsonValue &pj : pieces->items()) {
       if (!pj.isObject())
         return r.fail(in + " has a piece that is not an object");
@@ -377,15 +475,26 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
                       " files");
       p.file = static_cast<unsigned>(file);
       p.offset = static_cast<uint64_t>(offset);
+      std::string piece = in + "'s piece #" + std::to_string(t.pieces.size());
+      if (p.offset % eb != 0)
+        return r.fail(piece + " has 'offset' " + std::to_string(offset) +
+                      ", not a multiple of its " + std::to_string(eb) +
+                      "-byte elements");
       if (p.begin >= p.end || p.end > t.numel)
-        return r.fail(in + " has a piece [" + std::to_string(p.begin) + ", " +
-                      std::to_string(p.end) + ") outside its " +
-                      std::to_string(t.numel) + " elements");
+        return r.fail(piece + " has 'begin' " + std::to_string(p.begin) +
+                      " and 'end' " + std::to_string(p.end) +
+                      ", not a range inside its " + std::to_string(t.numel) +
+                      " elements");
       uint64_t bytes = static_cast<uint64_t>(p.end - p.begin) * eb;
-      if (p.offset > m.files[p.file].bytes ||
-          bytes > m.files[p.file].bytes - p.offset)
-        return r.fail(in + " has a piece past the end of " +
-                      m.files[p.file].name);
+      const CkptFile &in_file = m.files[p.file];
+      if (p.offset > in_file.bytes || bytes > in_file.bytes - p.offset)
+        return r.fail(piece + " ('offset' " + std::to_string(offset) + ", " +
+                      std::to_string(bytes) + " bytes) runs past the end of " +
+                      in_file.name + " (" + std::to_string(in_file.bytes) +
+                      " bytes)");
+      // The tensor goes in at index m.tensors.size() once checked whole.
+      extents[p.file].push_back(
+          {p.offset, p.offset + bytes, t.pieces.size(), m.tensors.size()});
       t.pieces.push_back(p);
     }
     // The pieces cover every element exactly once.
@@ -405,9 +514,38 @@ bool zero::driver::manifestFromJson(const std::string &text, CkptManifest &m,
     if (next != t.numel)
       return r.fail(in + "'s pieces end at element " + std::to_string(next) +
                     " of " + std::to_string(t.numel));
-    if (m.find(t.param, t.kind))
+    if (!tensorKeys.insert({t.param, t.kind}).second)
       return r.fail(in + " appears twice");
     m.tensors.push_back(std::move(t));
+  }
+  // No two pieces share a byte of a file.
+  for (auto &[file, list] : extents) {
+    std::sort(list.begin(), list.end(), [](const Extent &a, const Extent &b) {
+      return a.begin < b.begin;
+    });
+    for (size_t i = 1; i < list.size(); ++i)
+      if (list[i].begin < list[i - 1].end)
+        return r.fail(m.tensors[list[i].tensor].label() + "'s piece #" +
+                      std::to_string(list[i].piece) + " ('offset' " +
+                      std::to_string(list[i].begin) + ") overlaps " +
+                      m.tensors[list[i - 1].tensor].label() + "'s piece #" +
+                      std::to_string(list[i - 1].piece) + " in " +
+                      m.files[file].name);
+  }
+  // Last, the seal: the fields are consistent, and are they as written?
+  if (m.version >= 2) {
+    size_t at = sealAt(text);
+    if (at == std::string::npos || !sealIsLast(text, at))
+      return r.fail(std::string("'") + kManifestChecksumKey +
+                    "' is not the manifest's last member: it was edited");
+    uint32_t computed = crc32Update(0, text.data(), at);
+    if (computed != sealed)
+      return r.fail(std::string("fails its own checksum ('") +
+                    kManifestChecksumKey + "' " + hex32(sealed) +
+                    ", its bytes give " + hex32(computed) +
+                    "): it was edited or damaged; restore it from a copy");
+    m.sealed = true;
+    m.manifestCrc = sealed;
   }
   return true;
 }

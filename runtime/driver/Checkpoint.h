@@ -29,9 +29,20 @@
 
 namespace zero::driver {
 
-/// The manifest's format version; readers refuse others.
-constexpr int64_t kCheckpointVersion = 1;
+/// The manifest's format version. Version 2 seals the manifest with its own
+/// CRC-32 (kManifestChecksumKey); version 1, written before, has none and is
+/// still read. Readers refuse other versions.
+constexpr int64_t kCheckpointVersion = 2;
 constexpr const char *kManifestName = "manifest.json";
+/// The manifest's last member: the CRC-32 of every byte of the file before
+/// this key (docs/checkpoints.md).
+constexpr const char *kManifestChecksumKey = "manifest_crc32";
+
+/// Limits a manifest must stay within: no run has more ranks, a stage is
+/// one of ZeRO's, and a shape has at most this many dimensions.
+constexpr int64_t kMaxCheckpointWorldSize = int64_t(1) << 20;
+constexpr int64_t kMaxCheckpointStage = 3;
+constexpr size_t kMaxCheckpointRank = 32;
 
 /// Elements [begin, end) of a flattened tensor, stored at byte `offset` of
 /// file `file` (an index into the manifest's files).
@@ -84,6 +95,10 @@ struct CkptManifest {
   std::vector<std::pair<std::string, double>> hypers;
   std::vector<CkptTensor> tensors;
   std::vector<CkptFile> files;
+  /// As read: whether the manifest carried its own checksum (version 2),
+  /// and its value.
+  bool sealed = false;
+  uint32_t manifestCrc = 0;
 
   /// The tensor for parameter `param` (kind empty) or its state `kind`.
   const CkptTensor *find(const std::string &param,
@@ -98,9 +113,15 @@ std::string shardFileName(int rank);
 /// `step-00000010`, the directory a save at `step` publishes.
 std::string checkpointDirName(int64_t step);
 
+/// The manifest's text, sealed with its checksum.
 std::string manifestToJson(const CkptManifest &m);
-/// Parses and checks a manifest: every field present and typed, pieces in
-/// range and covering each tensor exactly once. `where` names it in errors.
+/// Parses and checks a manifest, and fails with one line naming the field
+/// that is wrong: every field present and typed and within the limits above;
+/// each tensor's layout (padded, shard) that of its world size; pieces
+/// inside their tensor and covering it exactly once, at offsets aligned to
+/// the element size, inside their file and overlapping no other piece of
+/// it; then (version 2) the manifest's own checksum, which catches an edit
+/// that leaves all of that consistent. `where` names it in errors.
 bool manifestFromJson(const std::string &text, CkptManifest &m,
                       std::string &error, const std::string &where);
 

@@ -490,9 +490,29 @@ std::string format(const char *fmt, ...) {
 /// be ended, so that the line appears once. If rank 0 did not see it (a file
 /// only this rank cannot read), this rank prints it and ends the job itself.
 [[noreturn]] void failAll(const std::string &message) {
-  if (zrt_world_size() > 1 && zrt_world_rank() != 0)
-    std::this_thread::sleep_for(std::chrono::seconds(10));
-  fail(message);
+  std::string line = tool + ": error: " + message;
+  zrt_abort_all(line.c_str());
+}
+
+/// What stops this rank from writing an output the options name, or empty:
+/// checked before anything trains (and, in zero-run, before compiling), so
+/// that a long run's result is not lost to a path found bad at its end.
+/// Nothing is left behind. Rank 0 writes the files; every rank writes into
+/// --save's directory.
+std::string outputProblem(const Options &opts, int rank) {
+  std::string error;
+  if (rank == 0) {
+    const std::pair<const char *, const std::string *> files[] = {
+        {"stats-json", &opts.statsJson}, {"dump-params", &opts.dumpParams},
+        {"dump-grads", &opts.dumpGrads}, {"dump-batches", &opts.dumpBatches},
+        {"trace", &opts.trace}};
+    for (const auto &[name, path] : files)
+      if (!path->empty() && !probeOutputFile(*path, error))
+        return std::string("--") + name + ": " + error;
+  }
+  if (!opts.saveDir.empty() && !probeOutputDirectory(opts.saveDir, error))
+    return "--save: " + error;
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
@@ -1297,8 +1317,10 @@ int train(const zrt_driver_program &program, Options &opts) {
                                                     "parameter shards"
                      : statesOnNvme ? "optimizer states"
                                     : "parameter shards"));
+    // Every rank opens its file in the same directory: a bad one is
+    // reported once.
     if (zrt_nvme_open(offload.nvmeDir.c_str()) != 0)
-      fail(zrt_last_error());
+      failAll(zrt_last_error());
   } else if (!offload.nvmeDir.empty()) {
     failAll("--offload nvme-dir=" + offload.nvmeDir +
             ": this step keeps nothing on the NVMe tier (compile it with "
@@ -2085,7 +2107,9 @@ extern "C" int zrt_driver_check_args(int argc, char **argv, char *error,
                                      size_t size) {
   Options opts;
   std::string message;
-  if (parseOptions(argc, argv, opts, message))
+  if (parseOptions(argc, argv, opts, message) &&
+      (opts.help ||
+       (message = outputProblem(opts, zrt_world_rank())).empty()))
     return 0;
   if (error && size)
     std::snprintf(error, size, "%s", message.c_str());
@@ -2114,5 +2138,8 @@ extern "C" int zrt_driver_main(int argc, char **argv,
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (std::string problem = outputProblem(opts, zrt_world_rank());
+      !problem.empty())
+    failAll(problem);
   return train(*program, opts);
 }

@@ -44,12 +44,109 @@ bool zero::driver::syncDirectory(const std::string &path, std::string &error) {
   return true;
 }
 
+namespace {
+/// How writeFileAtomically writes `path`.
+enum class Output {
+  Stream,    ///< /dev/stdout, /dev/stderr: the process's own descriptor.
+  Special,   ///< A device, a FIFO, under /dev or /proc: written to directly.
+  Directory, ///< Refused.
+  Regular,   ///< Replaced by a temporary file beside it.
+};
+
+Output classifyOutput(const std::string &path) {
+  if (path == "/dev/stdout" || path == "/dev/stderr")
+    return Output::Stream;
+  // A /dev/fd/N that names a redirected file looks like a regular file.
+  struct stat st;
+  bool exists = ::stat(path.c_str(), &st) == 0;
+  if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0 ||
+      (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))))
+    return Output::Special;
+  return exists && S_ISDIR(st.st_mode) ? Output::Directory : Output::Regular;
+}
+
+/// `path` without trailing slashes, and its parent directory.
+std::string parentOf(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+} // namespace
+
+bool zero::driver::probeOutputFile(const std::string &path,
+                                   std::string &error) {
+  switch (classifyOutput(path)) {
+  case Output::Stream:
+    return true;
+  case Output::Special:
+    if (::access(path.c_str(), W_OK) == 0)
+      return true;
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  case Output::Directory:
+    error = "cannot write '" + path + "': it is a directory";
+    return false;
+  case Output::Regular:
+    break;
+  }
+  // What the write will do, undone: a temporary file beside it.
+  std::string pattern = path + ".tmp.XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  int fd = ::mkstemp(name.data());
+  if (fd < 0) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  ::close(fd);
+  ::unlink(name.data());
+  return true;
+}
+
+bool zero::driver::probeOutputDirectory(const std::string &path,
+                                        std::string &error) {
+  // The directory, or the nearest ancestor that exists: the rest is
+  // created there.
+  std::string existing = path;
+  struct stat st;
+  while (::stat(existing.c_str(), &st) != 0) {
+    // A missing component, or one that is a file: look further up.
+    if ((errno != ENOENT && errno != ENOTDIR) || existing == "/" ||
+        existing == ".") {
+      error = "cannot use directory '" + path + "': " +
+              (existing == path ? "" : "'" + existing + "': ") +
+              std::strerror(errno);
+      return false;
+    }
+    existing = parentOf(existing);
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    error = "cannot use directory '" + path + "': '" + existing +
+            "' is not a directory";
+    return false;
+  }
+  std::string pattern = existing + "/.zero-probe.XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  if (!::mkdtemp(name.data())) {
+    error = "cannot use directory '" + path + "': cannot create anything in '" +
+            existing + "': " + std::strerror(errno);
+    return false;
+  }
+  ::rmdir(name.data());
+  return true;
+}
+
 bool zero::driver::writeFileAtomically(const std::string &path,
                                        const std::vector<Chunk> &chunks,
                                        std::string &error) {
+  Output kind = classifyOutput(path);
   // The process's own streams: write to the descriptor (whatever it was
   // redirected to), after what stdio already buffered for it.
-  if (path == "/dev/stdout" || path == "/dev/stderr") {
+  if (kind == Output::Stream) {
     std::fflush(path == "/dev/stdout" ? stdout : stderr);
     std::string why;
     if (!writeChunks(path == "/dev/stdout" ? STDOUT_FILENO : STDERR_FILENO,
@@ -59,13 +156,9 @@ bool zero::driver::writeFileAtomically(const std::string &path,
     }
     return true;
   }
-  // Devices, FIFOs, and anything under /dev or /proc (a /dev/fd/N that
-  // names a redirected file looks like a regular file): written to, never
+  // Devices, FIFOs, and anything under /dev or /proc: written to, never
   // replaced.
-  struct stat st;
-  bool special = path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0;
-  if (special || (::stat(path.c_str(), &st) == 0 &&
-                  (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))) {
+  if (kind == Output::Special) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     std::string why;
     if (fd < 0 || !writeChunks(fd, chunks, why)) {
@@ -78,7 +171,7 @@ bool zero::driver::writeFileAtomically(const std::string &path,
     ::close(fd);
     return true;
   }
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (kind == Output::Directory) {
     error = "cannot write '" + path + "': it is a directory";
     return false;
   }

@@ -34,6 +34,17 @@ bool syncDirectory(const std::string &path, std::string &error);
 bool writeFileAtomically(const std::string &path,
                          const std::vector<Chunk> &chunks, std::string &error);
 
+/// Whether writeFileAtomically could write `path` now, found out without
+/// leaving anything behind (a temporary file beside it, made and removed),
+/// so that a run checks its outputs before it starts rather than after;
+/// false with the message that write would give.
+bool probeOutputFile(const std::string &path, std::string &error);
+
+/// Whether directory `path` exists or could be made (its nearest existing
+/// ancestor is a directory in which one can be created, tried and undone);
+/// false with a one-line message naming the path.
+bool probeOutputDirectory(const std::string &path, std::string &error);
+
 /// A regular file written the way writeFileAtomically writes one, in
 /// pieces: into a temporary file beside `path`, published by commit() with
 /// fsync and one rename (and the directory flushed). Destroyed without a

@@ -1818,6 +1818,19 @@ int zrt_world_size(void) {
 
 void zrt_abort(const char *message) { comm::terminate(message); }
 
+void zrt_abort_all(const char *message) {
+  int rank = 0, size = 1;
+  // A world that cannot be set up is a world of this rank alone.
+  if (guarded("zrt_abort_all", [&] {
+        rank = comm::rank();
+        size = comm::size();
+      }) &&
+      size > 1 && rank != 0)
+    std::this_thread::sleep_for(
+        std::chrono::seconds(ZRT_ABORT_ALL_GRACE_SECONDS));
+  comm::terminate(message);
+}
+
 void zrt_all_reduce_sum_f32(const float *in, float *out, int64_t count) {
   collective("zrt_all_reduce_sum_f32", ZRT_ALL_REDUCE, [&] {
     return comm::allReduce(DType::F32, comm::Op::Sum, in, out, count);

@@ -29,8 +29,10 @@ USAGE:
       tensor (name, role, dtype, shape, layout) and every file (size, CRC-32);
       --json prints the manifest itself
   zero-ckpt verify PATH
-      check the size and CRC-32 of every file against the manifest; exit 1
-      naming each file that fails
+      check the manifest (its own CRC-32, and its fields: layout, pieces
+      aligned, in bounds, covering each tensor once, overlapping nothing),
+      then the size and CRC-32 of every file against it; exit 1 with a line
+      naming the manifest's field, or each file, that fails
   zero-ckpt export PATH -o FILE.safetensors
       write the parameters (whole, gathered from every shard file) to one
       safetensors file, each under its name with its shape; load it with
@@ -144,6 +146,12 @@ int verify(const std::string &path) {
   std::printf("ok: %s: %zu file(s), %llu bytes, every size and CRC-32 matches "
               "the manifest\n",
               dir.c_str(), m.files.size(), static_cast<unsigned long long>(total));
+  if (m.sealed)
+    std::printf("manifest sealed (CRC-32 %08x) and consistent\n", m.manifestCrc);
+  else
+    std::printf("manifest consistent; format version %lld has no checksum of "
+                "its own (saving it again writes one)\n",
+                static_cast<long long>(m.version));
   return 0;
 }
 

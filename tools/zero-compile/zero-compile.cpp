@@ -133,6 +133,16 @@ struct Options {
   std::exit(1);
 }
 
+/// Ends with `error`'s line, or with none where the located diagnostics
+/// printed already say it all.
+[[noreturn]] void failOrDiagnosed(llvm::Error error, llvm::StringRef input) {
+  if (error.isA<mlir::zero::DiagnosedError>()) {
+    llvm::consumeError(std::move(error));
+    std::exit(1);
+  }
+  fail("'" + input + "': " + llvm::toString(std::move(error)));
+}
+
 Options parseOptions(int argc, char **argv) {
   Options opts;
   for (int i = 1; i < argc; ++i) {
@@ -385,7 +395,7 @@ int main(int argc, char **argv) {
   StepLoader loader;
   auto parsed = loader.parse(std::move(*input), opts.input);
   if (!parsed)
-    fail(llvm::toString(parsed.takeError()));
+    failOrDiagnosed(parsed.takeError(), opts.input);
   OwningOpRef<ModuleOp> module = std::move(*parsed);
 
   StepInfo info = inspectStep(*module);
@@ -413,7 +423,7 @@ int main(int argc, char **argv) {
   options.target = opts.target;
   llvm::Expected<std::string> object = compileStep(*module, options);
   if (!object)
-    fail("'" + opts.input + "': " + llvm::toString(object.takeError()));
+    failOrDiagnosed(object.takeError(), opts.input);
 
   if (opts.objectOnly) {
     auto abi = (*module)->getAttrOfType<DictionaryAttr>(

@@ -118,9 +118,17 @@ struct RunOptions {
   std::vector<char *> forwarded;
 };
 
+/// A failure this rank alone may meet: one line, and the job ends.
 [[noreturn]] void fail(const llvm::Twine &message) {
   std::string line = ("zero-run: error: " + message).str();
   zrt_abort(line.c_str());
+}
+
+/// A failure every rank meets alike (an option, an output path): printed
+/// once, by rank 0.
+[[noreturn]] void failAll(const llvm::Twine &message) {
+  std::string line = ("zero-run: error: " + message).str();
+  zrt_abort_all(line.c_str());
 }
 
 /// Splits zero-run's own options from the driver's.
@@ -132,14 +140,14 @@ RunOptions parseOptions(int argc, char **argv) {
     if (hasInline)
       return inlineValue.str();
     if (i + 1 >= argc)
-      fail("option '--" + key + "' needs a value (see zero-run --help)");
+      failAll("option '--" + key + "' needs a value (see zero-run --help)");
     return argv[++i];
   };
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
     if (arg == "-" || !arg.starts_with("-")) {
       if (opts.haveInput)
-        fail("more than one input module ('" + opts.input + "' and '" + arg +
+        failAll("more than one input module ('" + opts.input + "' and '" + arg +
              "')");
       opts.input = arg.str();
       opts.haveInput = true;
@@ -152,13 +160,13 @@ RunOptions parseOptions(int argc, char **argv) {
       std::string v = value(i, key, inlineValue, hasInline);
       unsigned n;
       if (llvm::StringRef(v).getAsInteger(10, n) || n > max)
-        fail("option '--" + key + "' expects 0 to " + llvm::Twine(max) +
+        failAll("option '--" + key + "' expects 0 to " + llvm::Twine(max) +
              ", got '" + v + "'");
       return n;
     };
     auto flag = [&]() {
       if (hasInline)
-        fail("option '--" + key + "' takes no value");
+        failAll("option '--" + key + "' takes no value");
     };
     if (key == "h" || key == "help") {
       opts.help = true;
@@ -167,7 +175,7 @@ RunOptions parseOptions(int argc, char **argv) {
     } else if (key == "accumulate") {
       opts.accumulate = integer(1u << 20);
       if (opts.accumulate < 1)
-        fail("option '--accumulate' expects at least 1 micro-batch per step");
+        failAll("option '--accumulate' expects at least 1 micro-batch per step");
     } else if (key == "opt-level") {
       opts.optLevel = integer(3);
     } else if (key == "target-cpu") {
@@ -175,7 +183,7 @@ RunOptions parseOptions(int argc, char **argv) {
     } else if (key == "target") {
       opts.target = value(i, key, inlineValue, hasInline);
       if (opts.target != "cpu" && opts.target != "cuda")
-        fail("option '--target' expects cpu or cuda, got '" + opts.target +
+        failAll("option '--target' expects cpu or cuda, got '" + opts.target +
              "'");
     } else if (key == "no-gemm-runtime") {
       flag();
@@ -190,25 +198,25 @@ RunOptions parseOptions(int argc, char **argv) {
       if (!::zero::driver::parseComputeSpec(
               value(i, key, inlineValue, hasInline), opts.gemmGflops,
               opts.vectorGflops, opts.memoryGbps, error))
-        fail(error);
+        failAll(error);
     } else if (key == "bucket-bytes") {
       llvm::Expected<int64_t> bytes = mlir::zero::parseBucketBytesOption(
           value(i, key, inlineValue, hasInline));
       if (!bytes)
-        fail(llvm::toString(bytes.takeError()));
+        failAll(llvm::toString(bytes.takeError()));
       opts.bucketBytes = *bytes;
       opts.bucketBytesGiven = true;
     } else if (key == "memory-budget") {
       std::string v = value(i, key, inlineValue, hasInline);
       std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
       if (!bytes || *bytes == 0)
-        fail("option '--memory-budget' expects a positive byte count such "
+        failAll("option '--memory-budget' expects a positive byte count such "
              "as 40000000, 40MB or 38MiB, got '" + v + "'");
       opts.memoryBudget = *bytes;
     } else if (key == "cache-dir") {
       opts.cacheDir = value(i, key, inlineValue, hasInline);
       if (opts.cacheDir.empty())
-        fail("option '--cache-dir' expects a directory");
+        failAll("option '--cache-dir' expects a directory");
     } else if (key == "no-cache") {
       flag();
       opts.noCache = true;
@@ -216,7 +224,7 @@ RunOptions parseOptions(int argc, char **argv) {
       // The driver's: keep its value with it.
       int arity = zrt_driver_option_arity(key.str().c_str());
       if (arity < 0)
-        fail("unknown option '" + arg + "' (see zero-run --help)");
+        failAll("unknown option '" + arg + "' (see zero-run --help)");
       opts.forwarded.push_back(argv[i]);
       if (key == "sim-link")
         opts.simLink = hasInline ? inlineValue.str()
@@ -312,9 +320,13 @@ llvm::Expected<std::string> obtainObject(const RunOptions &opts,
   if (!module)
     return module.takeError();
   llvm::Expected<std::string> object = compileStep(**module, options);
-  if (!object)
+  if (!object) {
+    llvm::Error error = object.takeError();
+    if (error.isA<DiagnosedError>())
+      return error;
     return llvm::createStringError("'" + opts.input + "': " +
-                                   llvm::toString(object.takeError()));
+                                   llvm::toString(std::move(error)));
+  }
   if (!cached.empty()) {
     // Best effort: a cache that cannot be written only costs time. The
     // object appears whole or not at all.
@@ -381,7 +393,7 @@ int main(int argc, char **argv) {
   char error[512];
   if (zrt_driver_check_args(static_cast<int>(opts.forwarded.size()),
                             opts.forwarded.data(), error, sizeof error) != 0)
-    fail(error);
+    failAll(error);
 
   const int world = zrt_world_size(), rank = zrt_world_rank();
   CompileOptions options;
@@ -392,14 +404,14 @@ int main(int argc, char **argv) {
   options.schedule = opts.schedule;
   options.memoryBudget = opts.memoryBudget;
   if (opts.bucketBytesGiven && !opts.schedule)
-    fail("--bucket-bytes sizes zero-schedule's buckets, and --no-schedule "
+    failAll("--bucket-bytes sizes zero-schedule's buckets, and --no-schedule "
          "leaves the collectives unscheduled: drop one of the two");
   options.bucketBytes = opts.bucketBytes;
   if (!opts.offload.empty()) {
     ::zero::driver::OffloadSpec offload;
     std::string message;
     if (!::zero::driver::parseOffloadSpec(opts.offload, offload, message))
-      fail(message);
+      failAll(message);
     options.offloadOptimizer = offload.optimizer;
     options.offloadParams = offload.params;
   }
@@ -412,7 +424,7 @@ int main(int argc, char **argv) {
     if (!::zero::driver::parseLinkSpec(
             spec, gbps, latencyUs, message,
             opts.linkModel.empty() ? "--sim-link" : "--link-model"))
-      fail(message);
+      failAll(message);
     // An infinitely fast link: collectives cost their latency.
     options.linkGbps = std::isinf(gbps) ? 1e9 : gbps;
     options.linkLatencyUs = latencyUs;
@@ -429,18 +441,25 @@ int main(int argc, char **argv) {
   std::string object;
   double compileSeconds = 0;
   std::string failure;
+  bool diagnosed = false;
   if (rank == 0) {
     auto obtained =
         obtainObject(opts, options, argv[0], compileSeconds);
-    if (obtained)
+    if (obtained) {
       object = std::move(*obtained);
-    else
-      failure = llvm::toString(obtained.takeError());
+    } else {
+      llvm::Error error = obtained.takeError();
+      // The located lines printed say it all.
+      diagnosed = error.isA<DiagnosedError>();
+      failure = llvm::toString(std::move(error));
+    }
   }
   uint64_t size = object.size();
   if (zrt_broadcast_bytes(&size, sizeof size, 0) != 0)
     fail(zrt_last_error());
   if (size == 0) {
+    if (rank == 0 && diagnosed)
+      zrt_abort(nullptr);
     if (rank == 0)
       fail(failure.empty() ? std::string("compilation produced no object")
                            : failure);
@@ -454,7 +473,7 @@ int main(int argc, char **argv) {
 
   auto loaded = loadObject(std::move(object));
   if (!loaded)
-    fail("cannot load the compiled step: " +
+    failAll("cannot load the compiled step: " +
          llvm::toString(loaded.takeError()));
   zrt_driver_program program = {"zero-run", loaded->abi, loaded->entries,
                                 compileSeconds, usage.c_str()};

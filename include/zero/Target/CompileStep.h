@@ -45,14 +45,38 @@ struct StepInfo {
   int64_t stage = 0, worldSize = 1;
 };
 
+/// The failure of a parse or a pipeline whose diagnostics are printed
+/// already, one located line each: a tool that gets it prints nothing more
+/// and exits non-zero.
+class DiagnosedError : public llvm::ErrorInfo<DiagnosedError> {
+public:
+  static char ID;
+  explicit DiagnosedError(std::string what) : what(std::move(what)) {}
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+
+private:
+  std::string what;
+};
+
+/// Prints each diagnostic as one line, `file:line:col: error: message`,
+/// without the source line under it: a located diagnostic on a function
+/// would otherwise echo its signature, which in a real model's step is
+/// kilobytes. Notes follow as lines of their own.
+class OneLineDiagnosticHandler : public SourceMgrDiagnosticHandler {
+public:
+  OneLineDiagnosticHandler(llvm::SourceMgr &mgr, MLIRContext *ctx);
+};
+
 /// A step module read for compilation: a context with every dialect the
-/// pipelines use, and diagnostics printed with their source locations for as
-/// long as the loader lives (the passes report through it too).
+/// pipelines use, and diagnostics printed one line each with their source
+/// locations for as long as the loader lives (the passes report through it
+/// too).
 class StepLoader {
 public:
   StepLoader();
-  /// Parses `input` (named `name` in messages); the error is one line, the
-  /// parser's diagnostics are printed.
+  /// Parses `input` (named `name` in messages); the parser's diagnostics
+  /// are printed, and the error is a DiagnosedError.
   llvm::Expected<OwningOpRef<ModuleOp>>
   parse(std::unique_ptr<llvm::MemoryBuffer> input, llvm::StringRef name);
   MLIRContext &getContext() { return *context; }
@@ -60,7 +84,7 @@ public:
 private:
   std::unique_ptr<MLIRContext> context;
   llvm::SourceMgr sourceMgr;
-  std::unique_ptr<SourceMgrDiagnosticHandler> handler;
+  std::unique_ptr<OneLineDiagnosticHandler> handler;
 };
 
 /// Classifies `module`.

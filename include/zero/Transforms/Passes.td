@@ -1838,7 +1838,13 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
     Where an op stays over the budget with every forward value live across
     it recomputed, the pass fails with an error located at that op that
     gives its bytes over the budget; it stops there, without lowering the
-    peaks elsewhere first. Where every value live across the peak has been
+    peaks elsewhere first. Before it predicts a round, it checks that the
+    peak's op could get under the budget at all: when its bytes less those
+    of every value that could be recomputed there (each counted whole)
+    stay over it, that is the floor, found without a prediction. Every
+    round lowers the peak or the time spent over the budget, or rules
+    values out at the peak, and a search makes at most `max-rounds` of
+    them. Where every value live across the peak has been
     tried and none lowers it, one round recomputes them all together
     before the search gives up: the error then says either that (the op
     stays over the budget) or that the search found no recomputation
@@ -1901,6 +1907,10 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
            "Emit a remark with the peak before and after, the values "
            "recomputed, the FLOPs they add and the predictions made (a "
            "note with the predictions where the budget cannot be met)">,
+    Option<"maxRounds", "max-rounds", "unsigned", "64",
+           "The most rounds one search makes (a round predicts the "
+           "bufferized step once); a search that has neither fitted nor "
+           "got stuck by then fails with the peak it reached">,
     ZeroTargetOption<"The runtime backend the step runs on, for the bytes a call allocates "
                      "itself (target=cpu: a bf16 GEMM's f32 copies of its "
                      "operands; target=cuda: none)">

@@ -41,9 +41,12 @@ ZRT_API const char *zrt_driver_usage(void);
  * option. Lets a tool with options of its own split its command line. */
 ZRT_API int zrt_driver_option_arity(const char *name);
 
-/* Checks `argv[1..argc)` as training options without running anything
- * (unknown options, missing or malformed values). Returns 0, or nonzero
- * with a one-line message in `error` (`size` bytes, NUL-terminated). */
+/* Checks `argv[1..argc)` as training options without training (unknown
+ * options, missing or malformed values), and that this rank can write the
+ * outputs they name (--stats-json, --dump-*, --trace on rank 0, --save's
+ * directory on every rank: probed, nothing left behind; sets the world up
+ * to learn the rank). Returns 0, or nonzero with a one-line message in
+ * `error` (`size` bytes, NUL-terminated). */
 ZRT_API int zrt_driver_check_args(int argc, char **argv, char *error,
                                   size_t size);
 

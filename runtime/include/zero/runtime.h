@@ -602,6 +602,16 @@ ZRT_API int zrt_world_size(void);
  * which also makes mpirun end the job). */
 ZRT_API ZRT_NORETURN void zrt_abort(const char *message);
 
+/* As zrt_abort, for a failure every rank meets alike (a bad option, a step
+ * that does not fit the run, an output directory it cannot use): rank 0
+ * prints `message` and ends the job, and every other rank prints nothing
+ * and waits to be ended, so that the job shows the line once. A rank other
+ * than 0 that is still running after ZRT_ABORT_ALL_GRACE_SECONDS (rank 0
+ * did not meet the failure after all) prints it and ends the job itself.
+ * Sets the world up if it is not yet. */
+#define ZRT_ABORT_ALL_GRACE_SECONDS 10
+ZRT_API ZRT_NORETURN void zrt_abort_all(const char *message);
+
 /* out[i] = x_0[i] + ... + x_{N-1}[i] for i < count, where x_r is `in` on
  * rank r; every rank gets the whole result. In place: out == in. */
 ZRT_API void zrt_all_reduce_sum_f32(const float *in, float *out,
@@ -896,6 +906,25 @@ static inline int zrt_comm_scratch(zrt_collective kind, int64_t world,
     return -1;
   pieces[0] = pieces[1] = bytes;
   return kind == ZRT_ALL_REDUCE && count % world != 0 ? 2 : 1;
+}
+
+/* The flat layout of a tensor of `numel` elements on a world of `world`
+ * ranks (docs/zero-form.md): viewed 1-D and zero-padded to *padded, the
+ * least multiple of `world` at or above `numel`; rank r owns elements
+ * [r * shard, (r + 1) * shard) of it, with *shard = padded / world. The
+ * same for its gradient and optimizer states. Returns 0, or -1 (nothing
+ * written) when numel < 0, world < 1 or padded overflows int64.
+ * zero-partition lays parameters out with it, and checkpoint readers check
+ * a manifest's layout against it. */
+static inline int zrt_flat_layout(int64_t numel, int64_t world,
+                                  int64_t *padded, int64_t *shard) {
+  int64_t rounded;
+  if (numel < 0 || world < 1 ||
+      __builtin_add_overflow(numel, (world - numel % world) % world, &rounded))
+    return -1;
+  *padded = rounded;
+  *shard = rounded / world;
+  return 0;
 }
 
 /* "all_reduce", "reduce_scatter", "all_gather", "scalar_all_reduce";
