@@ -9,13 +9,21 @@ each trained a few steps by zero-run on 2-4 ranks at stages 0, 1, 2 and 3,
 scheduled and unscheduled, with some of: gradient accumulation, the
 optimizer on the host, the NVMe tier (the optimizer's states at stages 0-2,
 the parameter shards with the optimizer on the host at stage 3), the
-x86-64-v3 code generator. What must hold:
+x86-64-v3 code generator. GPT vocabularies go down to 2 (a token file of
+ids below the vocabulary is made for those the built-in corpus does not
+fit). For some models one stage runs again under a memory budget, a
+fraction of the peak its unbudgeted run measured. What must hold:
 
-  - every run exits 0 (none may crash, hang or fail to load or link);
+  - every run without a budget exits 0 (none may crash, hang or fail to
+    load or link);
   - the parameters after the last step are bit-identical across stages and
     between the scheduled and the unscheduled step (docs/zero-form.md);
     with accumulation, only within stages 0-1 and within stages 2-3 (stage 2
-    reduces each micro-batch, so it sums in another order).
+    reduces each micro-batch, so it sums in another order);
+  - a run under a budget either trains to the same parameters as without
+    it (recomputation and the schedule's budget change no arithmetic) or is
+    refused with exactly one error line, and either way ends within the
+    timeout (the compiler's search must not hang).
 
 One line per model that breaks a rule (with the commands to rerun it), then
 a summary line. Exit status 0 if every model held, 1 otherwise. The same
@@ -26,7 +34,9 @@ import argparse
 import filecmp
 import os
 import random
+import json
 import shlex
+import struct
 import subprocess
 import sys
 import tempfile
@@ -42,14 +52,44 @@ def draw_model(rng):
                 '--layers', str(rng.choice([1, 2])),
                 '--seq', str(rng.choice([1, 3, 5])),
                 '--batch', str(rng.choice([1, 2, 3])),
-                # The built-in corpus has ids up to 28.
-                '--vocab', str(rng.choice([29, 65, 101])), '--dtype', dtype]
+                # The built-in corpus has ids up to 28; smaller vocabularies
+                # train on a token file of their own (token_file).
+                '--vocab', str(rng.choice([2, 3, 29, 65, 101])),
+                '--dtype', dtype]
     hidden = [str(rng.choice([1, 2, 3, 5, 17]))
               for _ in range(rng.choice([0, 1, 2]))]
     return (['mlp', '--input', str(rng.choice([1, 3, 9])),
              '--output', str(rng.choice([1, 2, 5])),
              '--batch', str(rng.choice([1, 2, 3])), '--dtype', dtype] +
             (['--hidden', ','.join(hidden)] if hidden else []))
+
+
+# The built-in corpus's largest token id.
+CORPUS_MAX_ID = 28
+
+# Memory budgets, as fractions of the peak the unbudgeted run measured: a
+# little under it (the search must find a fit or stop), well under it
+# (mostly refused, quickly), and the peak itself.
+BUDGET_FRACTIONS = [0.5, 0.8, 0.95, 1.0]
+
+
+def token_file(gen, path, rng):
+    """--data arguments for a GPT whose vocabulary the built-in corpus does
+    not fit: a file of 4096 uint16 ids below the vocabulary."""
+    if gen[0] != 'gpt':
+        return []
+    vocab = int(gen[gen.index('--vocab') + 1])
+    if vocab > CORPUS_MAX_ID:
+        return []
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<4096H', *[rng.randrange(vocab)
+                                         for _ in range(4096)]))
+    return ['--data', path]
+
+
+def error_lines(stderr):
+    """The lines a tool printed as errors (mpirun's own banner aside)."""
+    return [l for l in stderr.splitlines() if 'error:' in l]
 
 
 # The NVMe tier: the optimizer's states on it at stages 0-2; at stage 3 the
@@ -88,7 +128,7 @@ def main():
         avx2 = False
     launcher = shlex.split(args.mpirun)
     env = dict(os.environ)
-    broken = runs = 0
+    broken = runs = budget_refusals = 0
     # nvme_dir on a disk, not tmpfs: the NVMe tier opens its file O_DIRECT.
     with tempfile.TemporaryDirectory() as tmp, \
             tempfile.TemporaryDirectory(prefix='sweep-nvme-',
@@ -106,6 +146,12 @@ def main():
             module = os.path.join(tmp, f'model{i}.mlir')
             subprocess.run([os.path.join(args.bin_dir, 'zero-gen'), *gen,
                             '-o', module], check=True)
+            data = token_file(gen, os.path.join(tmp, f'model{i}.tokens'), rng)
+            # One stage of some models runs again under a budget.
+            budget_stage = rng.choice([0, 1, 2, 3]) if rng.random() < 0.5 \
+                else None
+            fraction = rng.choice(BUDGET_FRACTIONS)
+            stats = os.path.join(tmp, f'm{i}.stats.json')
             dumps, failure = {}, None
             for stage in range(4):
                 for schedule in ([], ['--no-schedule']):
@@ -114,7 +160,10 @@ def main():
                            os.path.join(args.bin_dir, 'zero-run'), module,
                            '--stage', str(stage), '--steps', str(args.steps),
                            '--num-threads', '1', '--progress', 'none',
-                           '--dump-params', out, *schedule,
+                           '--dump-params', out, *schedule, *data,
+                           *(['--stats-json', stats]
+                             if stage == budget_stage and not schedule
+                             else []),
                            *[nvme_placement(stage, nvme_dir) if a == NVME
                              else a for a in extra]]
                     runs += 1
@@ -136,6 +185,43 @@ def main():
                     dumps[(stage, bool(schedule))] = out
                 if failure:
                     break
+            if not failure and budget_stage is not None:
+                # The same run under a budget: the same parameters, or one
+                # error line; never a hang.
+                with open(stats) as f:
+                    peak = json.load(f)['peak_bytes_max_over_ranks']['total']
+                budget = max(1, int(peak * fraction))
+                out = os.path.join(tmp, f'm{i}.budget.bin')
+                cmd = [*launcher, '-np', str(ranks),
+                       os.path.join(args.bin_dir, 'zero-run'), module,
+                       '--stage', str(budget_stage), '--steps',
+                       str(args.steps), '--num-threads', '1', '--progress',
+                       'none', '--dump-params', out, *data,
+                       '--memory-budget', str(budget),
+                       *[nvme_placement(budget_stage, nvme_dir) if a == NVME
+                         else a for a in extra]]
+                runs += 1
+                try:
+                    r = subprocess.run(cmd, capture_output=True, text=True,
+                                       env=env, timeout=args.timeout)
+                    errors = error_lines(r.stderr)
+                    if r.returncode == 0:
+                        if not filecmp.cmp(out, dumps[(budget_stage, False)],
+                                           shallow=False):
+                            failure = (f'{shlex.join(cmd)}: a budget of '
+                                       f'{fraction:g} of the peak changed '
+                                       'the parameters')
+                        os.remove(out)
+                    elif len(errors) != 1:
+                        failure = (f'{shlex.join(cmd)}: refused with '
+                                   f'{len(errors)} error lines, not one: '
+                                   + ' | '.join(errors or
+                                                r.stderr.splitlines()[:3]))
+                    else:
+                        budget_refusals += 1
+                except subprocess.TimeoutExpired:
+                    failure = (f'{shlex.join(cmd)}: no exit within '
+                               f'{args.timeout:g} s')
             if not failure:
                 groups = ([[0, 1], [2, 3]] if '--accumulate' in extra
                           else [[0, 1, 2, 3]])
@@ -163,7 +249,8 @@ def main():
             for path in dumps.values():
                 os.remove(path)
     print(f'sweep: {args.models} models, {runs} runs, seed {args.seed}: '
-          f'{broken} broke a rule')
+          f'{broken} broke a rule ({budget_refusals} '
+          f'budget{"" if budget_refusals == 1 else "s"} refused in one line)')
     return 1 if broken else 0
 
 
