@@ -52,6 +52,10 @@ constexpr llvm::StringLiteral kTag = "zero-remat@";
 /// The most operations one recomputation clones.
 constexpr unsigned kMaxClones = 512;
 
+/// Rounds a search makes before it judges, from the rate it lowers the
+/// peak at, whether the rounds left can reach the budget.
+constexpr int64_t kRoundsBeforeProjecting = 8;
+
 /// Bytes of a statically shaped tensor of numbers; 0 for anything else
 /// (scalars and indices are free to keep).
 int64_t bytesOf(Value v) {
@@ -551,8 +555,10 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     /// predicted so, or known before predicting because the op holds more
     /// than the budget and the values recomputation could free there.
     bool floor = false;
-    /// Whether the search ran out of rounds (max-rounds) first.
+    /// Whether the search ran out of rounds (max-rounds) first, or saw
+    /// that at its rate so far (`rate` bytes of peak a round) it would.
     bool outOfRounds = false;
+    int64_t rate = -1;
     unsigned rounds = 0;
     int64_t flops = 0, freed = 0;
     unsigned recomputed = 0, cloned = 0;
@@ -563,6 +569,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
   FailureOr<Outcome> holdBudget(PassManager &pm, func::FuncOp fb, Peak peak) {
     int64_t budget = memoryBudget;
     Outcome r{peak};
+    const int64_t start = peak.bytes;
     // Each round recomputes, cheapest first, values live across the peak
     // until their bytes cover the excess, and keeps them only if the new
     // prediction is better: a lower peak, or the same peak over the budget
@@ -600,6 +607,21 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         r.floor = true;
         r.peak = peak;
         return r;
+      }
+      // At the rate the rounds so far have lowered the peak, would the
+      // rounds left reach the budget? Where they would not, stop now rather
+      // than spend them (a search creeping down by a few bytes a round at
+      // a prediction each was the sweep's two-minute "hang").
+      if (round >= kRoundsBeforeProjecting) {
+        int64_t gained = start - peak.bytes, left = maxRounds - round;
+        if (gained / static_cast<int64_t>(round) * left < peak.bytes - budget) {
+          r.stuckAt = at ? at->getLoc() : fb.getLoc();
+          r.stuckBytes = peak.bytes;
+          r.outOfRounds = true;
+          r.rate = gained / static_cast<int64_t>(round);
+          r.peak = peak;
+          return r;
+        }
       }
       // A value's key survives undoing a round: its op's index in the
       // block (the roots precede the point; clones go after it).
@@ -852,6 +874,13 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
              << best.stuckBytes
              << " bytes per rank here even recomputing every "
                 "forward value live across it that can be recomputed, ";
+      else if (best.outOfRounds && best.rate >= 0)
+        diag << "zero-remat: @" << fb.getSymName() << " peaks at "
+             << best.stuckBytes << " bytes per rank here after "
+             << best.rounds << " rounds of the search, which at the "
+             << best.rate << " bytes a round it lowered the peak by would "
+             << "not fit within max-rounds="
+             << static_cast<unsigned>(maxRounds) << ", ";
       else if (best.outOfRounds)
         diag << "zero-remat: @" << fb.getSymName() << " peaks at "
              << best.stuckBytes << " bytes per rank here after the search's "

@@ -1844,7 +1844,9 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
     stay over it, that is the floor, found without a prediction. Every
     round lowers the peak or the time spent over the budget, or rules
     values out at the peak, and a search makes at most `max-rounds` of
-    them. Where every value live across the peak has been
+    them; after 8, a search whose rate of lowering the peak so far would
+    not reach the budget in the rounds left stops and says so. Where
+    every value live across the peak has been
     tried and none lowers it, one round recomputes them all together
     before the search gives up: the error then says either that (the op
     stays over the budget) or that the search found no recomputation
