@@ -114,6 +114,8 @@ constexpr const char *kUsage = R"(Training:
                          reference (PyTorch, one process) on the same data
   --stats-json FILE      write losses, peak bytes by category, bytes sent,
                          step time, throughput and GEMM figures as JSON
+                         (tokens_per_s and samples_per_s are the job's, all
+                         ranks together; *_per_rank one rank's)
   --trace FILE           write the last step's timeline as Chrome trace-event
                          JSON (Perfetto, chrome://tracing): per rank a compute
                          track (GEMMs, the compute between them, waits for
@@ -711,9 +713,10 @@ double median(std::vector<double> v) {
 
 class ProgressBar {
 public:
-  /// `unit`: what the rate counts (tok for tokens, samples).
-  ProgressBar(unsigned total, std::string mode, std::string unit)
-      : total(total), unit(std::move(unit)) {
+  /// `unit`: what the rate counts (tok for tokens, samples); `ranks`: the
+  /// job's, whose rate update() is given (a rank's is shown beside it).
+  ProgressBar(unsigned total, std::string mode, std::string unit, int ranks)
+      : total(total), ranks(ranks), unit(std::move(unit)) {
     if (mode == "auto")
       mode = isatty(STDERR_FILENO) ? "bar" : "lines";
     bar = mode == "bar";
@@ -724,27 +727,30 @@ public:
   void update(unsigned done, double loss, double rate, double lr = -1) {
     if (quiet)
       return;
-    char lrText[32] = "";
+    char lrText[32] = "", rankText[48] = "";
     if (lr >= 0)
       std::snprintf(lrText, sizeof lrText, " lr %.3g", lr);
+    if (ranks > 1)
+      std::snprintf(rankText, sizeof rankText, " (%.0f a rank)", rate / ranks);
     if (bar) {
       constexpr unsigned width = 30;
       unsigned filled = total ? width * done / total : width;
-      std::fprintf(stderr, "\r  step %5u/%u [%s%s] loss %.4f%s  %.0f %s/s  ",
+      std::fprintf(stderr, "\r  step %5u/%u [%s%s] loss %.4f%s  %.0f %s/s%s  ",
                    done, total, std::string(filled, '#').c_str(),
                    std::string(width - filled, '.').c_str(), loss, lrText,
-                   rate, unit.c_str());
+                   rate, unit.c_str(), rankText);
       if (done == total)
         std::fprintf(stderr, "\n");
       return;
     }
     if (done % every == 0 || done == total || done == 1)
-      std::fprintf(stderr, "step %u/%u loss %.6f%s %.0f %s/s\n", done, total,
-                   loss, lrText, rate, unit.c_str());
+      std::fprintf(stderr, "step %u/%u loss %.6f%s %.0f %s/s%s\n", done,
+                   total, loss, lrText, rate, unit.c_str(), rankText);
   }
 
 private:
   unsigned total, every;
+  int ranks;
   std::string unit;
   bool bar = false, quiet = false;
 };
@@ -1696,12 +1702,15 @@ int train(const zrt_driver_program &program, Options &opts) {
   if (opts.checkGrads)
     return checkGradients(abi, *fb, b, opts);
 
-  int64_t items = itemsPerBatch(abi, kind);
+  // Throughput as users compare it: the job's items a step (every rank
+  // trains its own micro-batches), with a rank's beside it.
+  const int64_t rankItems = itemsPerBatch(abi, kind);
+  const int64_t items = rankItems * world;
   std::vector<double> losses, stepTimes, lrs;
   // The steps the GEMM and kernel counters cover: stepTimes[profileFrom..].
   size_t profileFrom = 0;
   ProgressBar bar(opts.steps, opts.progress,
-                  kind == BatchKind::Language ? "tok" : "samples");
+                  kind == BatchKind::Language ? "tok" : "samples", world);
   zrt_reset_gemm_stats();
   zrt_reset_comm_stats();
   zrt_reset_nvme_stats();
@@ -1860,11 +1869,16 @@ int train(const zrt_driver_program &program, Options &opts) {
                   resumedFrom.c_str(), opts.steps);
     if (!losses.empty())
       std::printf("trained %u steps%s: loss %.4f -> %.4f; median step %.2f ms, "
-                  "%.0f %s/s; GEMM %.0f%% of step time (%s kernels); "
+                  "%.0f %s/s%s; GEMM %.0f%% of step time (%s kernels); "
                   "%d threads; compile %.2f s\n",
                   trained, resumed.c_str(), losses.front(), losses.back(), stepTime * 1e3,
                   stepTime > 0 ? items / stepTime : 0,
                   kind == BatchKind::Language ? "tokens" : "samples",
+                  world > 1 ? format(" (%.0f a rank, %d ranks)",
+                                     stepTime > 0 ? rankItems / stepTime : 0,
+                                     world)
+                                  .c_str()
+                            : "",
                   totalTime > 0 ? 100 * gemm.seconds / totalTime : 0,
                   blas.kernel, zrt_get_num_threads(),
                   compile < 0 ? 0.0 : compile);
@@ -1979,13 +1993,19 @@ int train(const zrt_driver_program &program, Options &opts) {
                 JsonValue::number(profiled ? totalTime / profiled : 0.0));
       stats.set("profiled_steps",
                 JsonValue::integer(static_cast<int64_t>(profiled)));
-      stats.set("tokens_per_s",
-                JsonValue::number(stepTime > 0 && kind == BatchKind::Language
-                                      ? items / stepTime
-                                      : 0.0));
+      // The job's throughput, and one rank's (named apart).
+      const bool language = kind == BatchKind::Language;
+      const double jobRate = stepTime > 0 ? items / stepTime : 0.0,
+                   rankRate = stepTime > 0 ? rankItems / stepTime : 0.0;
+      const int64_t samples = abi.batch[0].shape[0];
+      stats.set("tokens_per_s", JsonValue::number(language ? jobRate : 0.0));
+      stats.set("tokens_per_s_per_rank",
+                JsonValue::number(language ? rankRate : 0.0));
       stats.set("samples_per_s",
-                JsonValue::number(stepTime > 0 ? abi.batch[0].shape[0] / stepTime
+                JsonValue::number(stepTime > 0 ? samples * world / stepTime
                                                : 0.0));
+      stats.set("samples_per_s_per_rank",
+                JsonValue::number(stepTime > 0 ? samples / stepTime : 0.0));
       int64_t numel = 0;
       for (const Param &p : abi.params)
         numel += p.numel;
