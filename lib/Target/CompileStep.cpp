@@ -226,6 +226,22 @@ mlir::zero::parseBucketBytesOption(llvm::StringRef text) {
 }
 
 llvm::Expected<std::string>
+mlir::zero::printedPipeline(ModuleOp module, const CompileOptions &options) {
+  llvm::Expected<std::string> pipeline =
+      pipelineFor(inspectStep(module), options);
+  if (!pipeline || pipeline->empty())
+    return pipeline;
+  PassManager pm = PassManager::on<ModuleOp>(module.getContext());
+  std::string error, printed;
+  llvm::raw_string_ostream os(error), out(printed);
+  if (failed(parsePassPipeline(*pipeline, pm, os)))
+    return makeError("cannot build the pipeline '" + *pipeline +
+                     "': " + error);
+  pm.printAsTextualPipeline(out);
+  return printed;
+}
+
+llvm::Expected<std::string>
 mlir::zero::compileStep(ModuleOp module, const CompileOptions &options) {
   llvm::Expected<std::string> pipeline =
       pipelineFor(inspectStep(module), options);

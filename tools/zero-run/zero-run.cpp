@@ -254,13 +254,14 @@ std::string defaultCacheDir() {
   return std::string(path);
 }
 
-/// The cache key: the module's bytes, the options that change the code, the
-/// target, and this very executable (any rebuild of the compiler starts a
-/// new cache).
-std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
-                     const char *argv0) {
+/// The cache key: the module's bytes, the pipeline that compiles it as
+/// printed with every pass option (printedPipeline: an option added to a
+/// pass changes it by itself), the code generator's target, and this very
+/// executable (any rebuild of the compiler starts a new cache).
+std::string cacheKey(llvm::StringRef module, llvm::StringRef pipeline,
+                     const CompileOptions &options, const char *argv0) {
   llvm::SHA256 hash;
-  hash.update("zero-run cache v3\n");
+  hash.update("zero-run cache v4\n");
   hash.update(LLVM_VERSION_STRING "\n");
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&defaultCacheDir));
@@ -269,22 +270,9 @@ std::string cacheKey(llvm::StringRef module, const CompileOptions &options,
     hash.update((*self)->getBuffer());
   else
     hash.update("unknown executable " + exe);
-  hash.update(llvm::formatv("\nstage={0} world={1} gemm={2} {3} schedule={4} "
-                            "link={5},{6} budget={7} accumulate={8} "
-                            "offload={9},{10} target={11} "
-                            "compute={12},{13},{14} buckets={15}\n",
-                            options.stage ? *options.stage : -1,
-                            options.worldSize, options.gemmToRuntime,
-                            describeTarget(options.object), options.schedule,
-                            exactNumber(options.linkGbps),
-                            exactNumber(options.linkLatencyUs),
-                            options.memoryBudget, options.accumulate,
-                            options.offloadOptimizer, options.offloadParams,
-                            options.target, exactNumber(options.gemmGflops),
-                            exactNumber(options.vectorGflops),
-                            exactNumber(options.memoryGbps),
-                            options.bucketBytes)
-                  .str());
+  hash.update("\npipeline=");
+  hash.update(pipeline);
+  hash.update("\nobject=" + describeTarget(options.object) + "\n");
   hash.update(module);
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
@@ -301,11 +289,22 @@ llvm::Expected<std::string> obtainObject(const RunOptions &opts,
   std::string dir = opts.noCache ? "" : opts.cacheDir;
   if (dir.empty() && !opts.noCache)
     dir = defaultCacheDir();
+  // The loader keeps the text alive; the key needs the module's form, so
+  // the module is parsed first (a fraction of what compiling it takes).
+  llvm::StringRef text = (*input)->getBuffer();
+  StepLoader loader;
+  auto module = loader.parse(std::move(*input), opts.input);
+  if (!module)
+    return module.takeError();
   std::string cached;
   if (!dir.empty()) {
+    llvm::Expected<std::string> pipeline = printedPipeline(**module, options);
+    if (!pipeline)
+      return llvm::createStringError("'" + opts.input + "': " +
+                                     llvm::toString(pipeline.takeError()));
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path,
-                            cacheKey((*input)->getBuffer(), options, argv0) + ".o");
+                            cacheKey(text, *pipeline, options, argv0) + ".o");
     cached = std::string(path);
     if (auto hit = llvm::MemoryBuffer::getFile(cached, false, false)) {
       seconds = std::chrono::duration<double>(
@@ -315,10 +314,6 @@ llvm::Expected<std::string> obtainObject(const RunOptions &opts,
     }
   }
 
-  StepLoader loader;
-  auto module = loader.parse(std::move(*input), opts.input);
-  if (!module)
-    return module.takeError();
   llvm::Expected<std::string> object = compileStep(**module, options);
   if (!object) {
     llvm::Error error = object.takeError();

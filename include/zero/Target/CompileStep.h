@@ -87,6 +87,13 @@ private:
   std::unique_ptr<OneLineDiagnosticHandler> handler;
 };
 
+/// The pipeline compileStep runs on `module` (empty: none), printed with
+/// every option of every pass spelled out: what a cache of compiled steps
+/// keys a build by, so that a pass option added later changes the key
+/// without anyone listing it.
+llvm::Expected<std::string> printedPipeline(ModuleOp module,
+                                            const struct CompileOptions &options);
+
 /// Classifies `module`.
 StepInfo inspectStep(ModuleOp module);
 
