@@ -9,6 +9,8 @@
 
 #include "zero/Conversion/Pipelines.h"
 
+#include "zero/Analysis/PredictedMemory.h"
+
 #include "zero/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -98,11 +100,6 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm, Target target) {
     rounded.bf16ResultsOnly = true;
     pm.addPass(createZeroLinalgToRuntimePass(rounded));
   }
-}
-
-std::string zero::bufferizeStepPipelineText(Target target) {
-  return target == Target::CUDA ? "zero-bufferize-step{target=cuda}"
-                                : "zero-bufferize-step";
 }
 
 /// The CUDA toolkit gpu-module-to-binary takes ptxas and fatbinary from:
@@ -264,7 +261,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
                       static_cast<int64_t>(opts.stage),
                       static_cast<int64_t>(opts.worldSize),
                       static_cast<int64_t>(opts.accumulate),
-                      bufferizeStepPipelineText(opts.target))
+                      bufferizeStepPipeline(opts.target))
             .str();
     pm.addPass(createZeroRematPass(remat));
   }
@@ -283,7 +280,7 @@ void zero::buildTrainPipeline(OpPassManager &pm,
     schedule.memoryBudget = opts.memoryBudget;
     schedule.bucketBytes = opts.bucketBytes;
     schedule.target = opts.target;
-    schedule.bufferizePipeline = bufferizeStepPipelineText(opts.target);
+    schedule.bufferizePipeline = bufferizeStepPipeline(opts.target);
     pm.addPass(createZeroSchedulePass(schedule));
   }
   if (opts.offloadOptimizer != Placement::Device ||

@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockMotion.h"
-#include "PipelineDialects.h"
 
 #include "zero/Analysis/FlopCount.h"
+#include "zero/Analysis/PredictedMemory.h"
 #include "zero/Analysis/StepMemory.h"
 #include "zero/Analysis/TrainingStep.h"
 #include "zero/Transforms/Passes.h"
@@ -434,15 +434,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     // The prediction runs predict-pipeline inside this pass: its dialects
     // must be loaded before the pass manager runs.
     if (memoryBudget > 0)
-      addPipelineDialects(predictPipeline, registry);
+      MemoryPredictor::addDependentDialects(predictPipelineText(), registry);
   }
 
-  /// predict-pipeline, where the default's zero-bufferize-step is the
-  /// target's: target=cuda pads GEMM rows, and the prediction must see it.
+  /// predict-pipeline, by default zero-partition and the target's
+  /// bufferization (bufferizeStepPipeline).
   std::string predictPipelineText() const {
-    if (target == Target::CUDA &&
-        predictPipeline == "zero-partition,zero-bufferize-step")
-      return "zero-partition,zero-bufferize-step{target=cuda}";
+    if (predictPipeline.empty())
+      return "zero-partition," + bufferizeStepPipeline(target);
     return predictPipeline;
   }
 
@@ -489,22 +488,24 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
   /// Runs `pm` on a copy of the module whose forward_backward ops carry
   /// their index, and predicts the peak of the function they end up in,
   /// and the most it holds while the ops of index `watch` run.
-  FailureOr<Peak> predict(PassManager &pm, func::FuncOp fb,
+  FailureOr<Peak> predict(MemoryPredictor &predictor, func::FuncOp fb,
                           int64_t watch = -1) {
     ++numPredictions;
     ++predictions;
-    OwningOpRef<ModuleOp> copy = getOperation().clone();
-    auto copied = copy->lookupSymbol<func::FuncOp>(fb.getSymName());
-    for (auto [i, op] : llvm::enumerate(copied.getBody().front()))
-      op.setLoc(NameLoc::get(
-          StringAttr::get(&getContext(), (kTag + Twine(i)).str()),
-          op.getLoc()));
-    if (failed(pm.run(*copy)))
+    FailureOr<OwningOpRef<ModuleOp>> copy =
+        predictor.run(getOperation(), [&](ModuleOp copy) {
+          auto copied = copy.lookupSymbol<func::FuncOp>(fb.getSymName());
+          for (auto [i, op] : llvm::enumerate(copied.getBody().front()))
+            op.setLoc(NameLoc::get(
+                StringAttr::get(&getContext(), (kTag + Twine(i)).str()),
+                op.getLoc()));
+        });
+    if (failed(copy))
       return fb.emitError()
-             << "zero-remat: predict-pipeline '" << predictPipelineText()
+             << "zero-remat: predict-pipeline '" << predictor.getPipeline()
              << "' failed on a copy of the step (the errors above say why)";
     std::optional<Peak> peak;
-    for (auto func : copy->getOps<func::FuncOp>()) {
+    for (auto func : (**copy).getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
       bool tagged = func.walk([&](Operation *op) {
@@ -566,7 +567,8 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
 
   /// Recomputes forward values of `fb` from its prediction `peak` until
   /// the step fits the budget or nothing more helps.
-  FailureOr<Outcome> holdBudget(PassManager &pm, func::FuncOp fb, Peak peak) {
+  FailureOr<Outcome> holdBudget(MemoryPredictor &predictor, func::FuncOp fb,
+                                Peak peak) {
     int64_t budget = memoryBudget;
     Outcome r{peak};
     const int64_t start = peak.bytes;
@@ -683,7 +685,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       }
       FailureOr<Peak> next = success(peak);
       if (applied) {
-        next = predict(pm, fb, peak.index);
+        next = predict(predictor, fb, peak.index);
         if (failed(next)) {
           snapshot.erase();
           return failure();
@@ -774,10 +776,10 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       fb.emitOpError("zero-remat needs a single-block forward_backward");
       return signalPassFailure();
     }
-    PassManager pm(&getContext(), ModuleOp::getOperationName());
     std::string error;
-    llvm::raw_string_ostream os(error);
-    if (failed(parsePassPipeline(predictPipelineText(), pm, os))) {
+    FailureOr<MemoryPredictor> predictor =
+        MemoryPredictor::parse(&getContext(), predictPipelineText(), error);
+    if (failed(predictor)) {
       module.emitError() << "zero-remat: predict-pipeline '"
                          << predictPipelineText()
                          << "' does not parse: " << error;
@@ -794,7 +796,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     };
     if (blocks) {
       FailureOr<Peak> before = Peak{};
-      if (remarks && failed(before = predict(pm, fb)))
+      if (remarks && failed(before = predict(*predictor, fb)))
         return signalPassFailure();
       int64_t flops = 0;
       unsigned cloned = 0;
@@ -803,7 +805,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       numCloned += cloned;
       if (!remarks)
         return;
-      FailureOr<Peak> after = predict(pm, fb);
+      FailureOr<Peak> after = predict(*predictor, fb);
       if (failed(after))
         return signalPassFailure();
       fb.emitRemark() << "zero-remat: per-block checkpointing of " << n
@@ -814,7 +816,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       return;
     }
     int64_t budget = memoryBudget;
-    FailureOr<Peak> first = predict(pm, fb);
+    FailureOr<Peak> first = predict(*predictor, fb);
     if (failed(first))
       return signalPassFailure();
     Peak peak = *first;
@@ -833,7 +835,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     // beats recomputing its values one by one, whose recomputations can
     // repeat the same producers.
     func::FuncOp original = fb.clone();
-    FailureOr<Outcome> greedy = holdBudget(pm, fb, peak);
+    FailureOr<Outcome> greedy = holdBudget(*predictor, fb, peak);
     if (failed(greedy)) {
       original.erase();
       return signalPassFailure();
@@ -847,9 +849,9 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       blockCount = checkpointBlocks(*step, blockFlops, blockOps);
       FailureOr<Outcome> fromBlocks = failure();
       if (blockCount) {
-        FailureOr<Peak> start = predict(pm, fb);
+        FailureOr<Peak> start = predict(*predictor, fb);
         if (failed(start) ||
-            failed(fromBlocks = holdBudget(pm, fb, *start))) {
+            failed(fromBlocks = holdBudget(*predictor, fb, *start))) {
           chosen.erase();
           original.erase();
           return signalPassFailure();

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "BlockMotion.h"
-#include "PipelineDialects.h"
 
 #include "zero/Analysis/FlopCount.h"
+#include "zero/Analysis/PredictedMemory.h"
 #include "zero/Analysis/StepMemory.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -1476,16 +1476,19 @@ struct ZeroSchedulePass
     // The budget runs the bufferization pipeline inside this pass: its
     // dialects must be loaded before the pass manager runs.
     if (memoryBudget > 0)
-      addPipelineDialects(bufferizePipeline, registry);
+      MemoryPredictor::addDependentDialects(bufferizePipelineText(), registry);
   }
 
-  /// bufferize-pipeline, where the default (zero-bufferize-step) is the
-  /// target's: target=cuda pads GEMM rows, and the prediction must see it.
+  /// bufferize-pipeline, by default the target's (bufferizeStepPipeline).
   std::string bufferizePipelineText() const {
-    if (target == Target::CUDA && bufferizePipeline == "zero-bufferize-step")
-      return "zero-bufferize-step{target=cuda}";
+    if (bufferizePipeline.empty())
+      return bufferizeStepPipeline(target);
     return bufferizePipeline;
   }
+
+  /// bufferize-pipeline, parsed once a run (on the first prediction);
+  /// shared so that the pass stays copyable, and reset by each run.
+  std::shared_ptr<MemoryPredictor> predictor;
 
   /// A function the budget applies to: a step function (zero.role), or
   /// one with collectives to schedule.
@@ -1516,21 +1519,24 @@ struct ZeroSchedulePass
   /// the peak of each function in `names` (zero-memory-report's total).
   FailureOr<llvm::StringMap<Peak>> predictPeaks(ModuleOp module,
                                                 ArrayRef<StringRef> names) {
-    MLIRContext *ctx = module.getContext();
-    PassManager pm(ctx, ModuleOp::getOperationName());
-    std::string error;
-    llvm::raw_string_ostream os(error);
-    if (failed(parsePassPipeline(bufferizePipelineText(), pm, os)))
-      return getOperation().emitError()
-             << "zero-schedule: bufferize-pipeline '"
-             << bufferizePipelineText() << "' does not parse: " << error;
-    OwningOpRef<ModuleOp> copy = module.clone();
-    if (failed(pm.run(*copy)))
+    if (!predictor) {
+      std::string error;
+      FailureOr<MemoryPredictor> parsed = MemoryPredictor::parse(
+          module.getContext(), bufferizePipelineText(), error);
+      if (failed(parsed))
+        return getOperation().emitError()
+               << "zero-schedule: bufferize-pipeline '"
+               << bufferizePipelineText() << "' does not parse: " << error;
+      predictor = std::make_shared<MemoryPredictor>(std::move(*parsed));
+    }
+    FailureOr<OwningOpRef<ModuleOp>> bufferized = predictor->run(module);
+    if (failed(bufferized))
       return getOperation().emitError()
              << "zero-schedule: memory-budget: bufferizing a copy of the "
                 "step with '"
              << bufferizePipelineText()
              << "' failed (the errors above say why)";
+    OwningOpRef<ModuleOp> copy = std::move(*bufferized);
     llvm::StringMap<Peak> peaks;
     for (StringRef name : names) {
       auto func = copy->lookupSymbol<func::FuncOp>(name);
@@ -1776,6 +1782,7 @@ struct ZeroSchedulePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    predictor.reset();
     // zero-offload places its transfers around the uses of offloaded values
     // in the order this pass leaves; moving ops after it would break its
     // double buffering, and this pass does not move transfers.

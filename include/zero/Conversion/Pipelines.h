@@ -199,10 +199,6 @@ struct BufferizeStepOptions : public PassPipelineOptions<BufferizeStepOptions> {
 void buildBufferizeStepPipeline(OpPassManager &pm,
                                 Target target = Target::CPU);
 
-/// The textual form of zero-bufferize-step for `target`, for the passes
-/// that bufferize a copy of the step to predict its memory.
-std::string bufferizeStepPipelineText(Target target);
-
 /// Buffers to the LLVM dialect: matmuls to runtime GEMM calls, the rest to
 /// loops, allocations through the runtime's accounting allocator.
 void buildLowerToLLVMPipeline(OpPassManager &pm, const LowerCPUOptions &opts);

@@ -6,11 +6,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Support/Target.h"
 
 namespace mlir::zero {
-
-/// Where the step runs (zero-lower's target, recorded by zero-step-abi).
-enum class Target { CPU, CUDA };
 
 /// Where zero-offload keeps a kind of model state.
 enum class Placement { Device, Host, Nvme };

@@ -1630,10 +1630,11 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "Bytes one rank may hold at the step's peak, as zero-memory-report "
            "predicts it (0: no budget)">,
     Option<"bufferizePipeline", "bufferize-pipeline", "std::string",
-           "\"zero-bufferize-step\"",
+           "\"\"",
            "With memory-budget: the pass pipeline that bufferizes a copy of "
-           "the module for the memory prediction (the default is "
-           "zero-bufferize-step{target=cuda} with target=cuda)">,
+           "the module for the memory prediction (empty, the default: the "
+           "target's, zero-bufferize-step or "
+           "zero-bufferize-step{target=cuda})">,
     Option<"timeline", "timeline", "std::string", "\"\"",
            "Write the predicted timeline of each scheduled function to this "
            "file, as Chrome trace-event JSON">,
@@ -1900,11 +1901,11 @@ def ZeroRematPass : Pass<"zero-remat", "::mlir::ModuleOp"> {
                         "its first read in the backward pass, as "
                         "torch.utils.checkpoint around each block does"))}]>,
     Option<"predictPipeline", "predict-pipeline", "std::string",
-           "\"zero-partition,zero-bufferize-step\"",
+           "\"\"",
            "The pass pipeline that turns a copy of the module into the "
-           "bufferized step whose peak is predicted (zero-train-pipeline "
-           "passes its stage and ranks; with target=cuda the default's "
-           "zero-bufferize-step is zero-bufferize-step{target=cuda})">,
+           "bufferized step whose peak is predicted (empty, the default: "
+           "zero-partition, then the target's zero-bufferize-step; "
+           "zero-train-pipeline passes its stage and ranks)">,
     Option<"remarks", "remarks", "bool", "false",
            "Emit a remark with the peak before and after, the values "
            "recomputed, the FLOPs they add and the predictions made (a "
