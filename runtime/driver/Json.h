@@ -1,8 +1,10 @@
-//===- Json.h - A small JSON reader and writer for the driver ---*- C++ -*-===//
+//===- Json.h - JSON values for the driver ----------------------*- C++ -*-===//
 //
-// The driver reads the step ABI descriptor (JSON) and writes statistics; it
-// links neither LLVM nor MLIR, so it carries this small implementation of
-// RFC 8259 (UTF-8 passed through, \u escapes decoded to UTF-8).
+// The driver reads the step ABI descriptor and checkpoint manifests (JSON)
+// and writes statistics; it links neither LLVM nor MLIR. A JsonValue is a
+// plain tree the driver builds and walks; nlohmann/json (header-only,
+// Debian's nlohmann-json3-dev) reads and writes the text, so compiled
+// training binaries stay self-contained.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,13 +56,14 @@ public:
   /// Building.
   JsonValue &push(JsonValue v);
   JsonValue &set(const std::string &key, JsonValue v);
+  /// A member added without looking for one of that name (the caller knows
+  /// it is new: the parser, which refuses duplicate names).
+  JsonValue &append(std::string key, JsonValue v);
 
   /// Serializes with two-space indentation (indent < 0: compact).
   std::string dump(int indent = 2) const;
 
 private:
-  void dumpTo(std::string &out, int indent, int depth) const;
-
   Kind k = Kind::Null;
   bool b = false, exactInt = false;
   double d = 0;
@@ -70,8 +73,10 @@ private:
   std::vector<std::pair<std::string, JsonValue>> obj;
 };
 
-/// Parses `text` as one JSON value. On error, returns false and sets `error`
-/// to a message with the byte offset.
+/// Parses `text` as one JSON value (RFC 8259, by nlohmann/json: UTF-8
+/// only, at most 128 levels deep, no name twice in one object). On error,
+/// returns false and sets `error` to a message with the line, column and
+/// byte offset.
 bool parseJson(const std::string &text, JsonValue &out, std::string &error);
 
 } // namespace zero::driver

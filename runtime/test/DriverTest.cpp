@@ -51,6 +51,25 @@ TEST(DriverJson, RejectsMalformedText) {
   JsonValue v;
   std::string error;
   EXPECT_FALSE(parseJson(deep, v, error));
+  EXPECT_NE(error.find("nested deeper than 128 levels"), std::string::npos)
+      << error;
+  // A name twice in one object is refused (which one would count?).
+  EXPECT_FALSE(parseJson(R"({"a": 1, "b": {"a": 2}, "a": 3})", v, error));
+  EXPECT_NE(error.find("the key 'a' appears twice"), std::string::npos)
+      << error;
+  // Text that is not UTF-8 is not JSON.
+  EXPECT_FALSE(parseJson("[\"\xff\"]", v, error));
+}
+
+// A string that is not UTF-8 (a path in another encoding) is written with
+// U+FFFD in place of the bad bytes, and reads back; the write never fails.
+TEST(DriverJson, WritesNonUtf8Strings) {
+  JsonValue v = JsonValue::object();
+  v.set("path", JsonValue::string("caf\xe9"));
+  std::string text = v.dump(-1), error;
+  EXPECT_EQ(text, "{\"path\":\"caf\xef\xbf\xbd\"}");
+  JsonValue back;
+  EXPECT_TRUE(parseJson(text, back, error)) << error;
 }
 
 void packed(void **) {}
