@@ -120,8 +120,11 @@ struct Options {
   std::string target = "cpu";
   bool gemmToRuntime = true;
   bool schedule = true;
-  double linkGbps = 10.0, linkLatencyUs = 20.0;
-  double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
+  double linkGbps = mlir::zero::CompileOptions().linkGbps,
+         linkLatencyUs = mlir::zero::CompileOptions().linkLatencyUs;
+  double gemmGflops = mlir::zero::CompileOptions().gemmGflops,
+         vectorGflops = mlir::zero::CompileOptions().vectorGflops,
+         memoryGbps = mlir::zero::CompileOptions().memoryGbps;
   int64_t memoryBudget = 0;
   int64_t bucketBytes = mlir::zero::CompileOptions().bucketBytes;
   bool bucketBytesGiven = false;

@@ -107,7 +107,9 @@ struct RunOptions {
   bool gemmToRuntime = true;
   bool schedule = true;
   std::string linkModel, simLink, offload;
-  double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
+  double gemmGflops = mlir::zero::CompileOptions().gemmGflops,
+         vectorGflops = mlir::zero::CompileOptions().vectorGflops,
+         memoryGbps = mlir::zero::CompileOptions().memoryGbps;
   int64_t memoryBudget = 0;
   int64_t bucketBytes = mlir::zero::CompileOptions().bucketBytes;
   bool bucketBytesGiven = false;

@@ -121,33 +121,33 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
   PassOptions::Option<double> linkGbps{
       *this, "link-gbps",
       llvm::cl::desc("zero-schedule's cost model: link bandwidth in GB/s"),
-      llvm::cl::init(10.0)};
+      llvm::cl::init(ZeroSchedulePassOptions().linkGbps)};
   PassOptions::Option<double> gemmGflops{
       *this, "gemm-gflops",
       llvm::cl::desc("zero-schedule's cost model: GEMM rate of one rank in "
                      "GFLOP/s"),
-      llvm::cl::init(100.0)};
+      llvm::cl::init(ZeroSchedulePassOptions().gemmGflops)};
   PassOptions::Option<double> vectorGflops{
       *this, "vector-gflops",
       llvm::cl::desc("zero-schedule's cost model: rate of the FLOPs of "
                      "other linalg ops in GFLOP/s"),
-      llvm::cl::init(16.0)};
+      llvm::cl::init(ZeroSchedulePassOptions().vectorGflops)};
   PassOptions::Option<double> memoryGbps{
       *this, "memory-gbps",
       llvm::cl::desc("zero-schedule's cost model: memory bandwidth of one "
                      "rank in GB/s"),
-      llvm::cl::init(20.0)};
+      llvm::cl::init(ZeroSchedulePassOptions().memoryGbps)};
   PassOptions::Option<double> linkLatencyUs{
       *this, "link-latency-us",
       llvm::cl::desc("zero-schedule's cost model: latency of a collective "
                      "in microseconds"),
-      llvm::cl::init(20.0)};
+      llvm::cl::init(ZeroSchedulePassOptions().linkLatencyUs)};
   PassOptions::Option<int64_t> bucketBytes{
       *this, "bucket-bytes",
       llvm::cl::desc("zero-schedule's buckets: consecutive collectives "
                      "smaller than this (full-size bytes) merge into one of "
                      "at most this many (0: no buckets)"),
-      llvm::cl::init(65536)};
+      llvm::cl::init(ZeroSchedulePassOptions().bucketBytes)};
   PassOptions::Option<int64_t> memoryBudget{
       *this, "memory-budget",
       llvm::cl::desc("Bytes one rank may hold at the step's peak (0: "

@@ -12,6 +12,7 @@
 #define ZERO_TARGET_COMPILESTEP_H
 
 #include "zero/Target/ObjectFile.h"
+#include "zero/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -142,16 +143,19 @@ struct CompileOptions {
   bool gemmToRuntime = true;
   /// zero-schedule, with its cost model's link (GB/s, microseconds).
   bool schedule = true;
-  double linkGbps = 10.0;
-  double linkLatencyUs = 20.0;
+  /// zero-schedule's defaults (Passes.td, the one place they are written).
+  double linkGbps = ZeroSchedulePassOptions().linkGbps;
+  double linkLatencyUs = ZeroSchedulePassOptions().linkLatencyUs;
   /// The cost model's compute rates of one rank (zero-schedule's
-  /// gemm-gflops, vector-gflops, memory-gbps; the same defaults).
-  double gemmGflops = 100.0, vectorGflops = 16.0, memoryGbps = 20.0;
+  /// gemm-gflops, vector-gflops, memory-gbps).
+  double gemmGflops = ZeroSchedulePassOptions().gemmGflops,
+         vectorGflops = ZeroSchedulePassOptions().vectorGflops,
+         memoryGbps = ZeroSchedulePassOptions().memoryGbps;
   /// zero-schedule's memory budget in bytes per rank (0: none).
   int64_t memoryBudget = 0;
   /// zero-schedule's bucket-bytes: collectives smaller than this merge
   /// into buckets of at most this many bytes (0: no buckets).
-  int64_t bucketBytes = 65536;
+  int64_t bucketBytes = ZeroSchedulePassOptions().bucketBytes;
   /// zero-offload's placements: "device", "host" or "nvme".
   std::string offloadOptimizer = "device", offloadParams = "device";
   /// What the step is lowered for: "cpu" or "cuda" (zero-lower's target;
