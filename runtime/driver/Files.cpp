@@ -92,18 +92,10 @@ bool zero::driver::probeOutputFile(const std::string &path,
   case Output::Regular:
     break;
   }
-  // What the write will do, undone: a temporary file beside it.
-  std::string pattern = path + ".tmp.XXXXXX";
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  int fd = ::mkstemp(name.data());
-  if (fd < 0) {
-    error = "cannot write '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  ::close(fd);
-  ::unlink(name.data());
-  return true;
+  // What the write will do, undone: the temporary file beside it, which an
+  // AtomicFile never committed removes.
+  AtomicFile probe;
+  return probe.open(path, error);
 }
 
 bool zero::driver::probeOutputDirectory(const std::string &path,
