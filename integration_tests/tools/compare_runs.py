@@ -23,7 +23,7 @@
         the gathers of the partitioned step P (zero-opt --zero-partition
         [--zero-schedule] output, blocking or started, alone or in a bucket), sum of gathers(p) * padded(p) * b * (N-1)/N, where each
         parameter is gathered once or twice (3*Psi in all when the backward
-        pass reads every parameter; docs/decisions.md);
+        pass reads every parameter; docs/decisions/0009-stage-3-regather-rule.md);
       - every stage: one scalar all-reduce per rank-0 shard.all_reduce of P
         (the loss, partial norms), each sending b*(N-1) bytes; in a step P
         scheduled by zero-schedule (zero-run's default), the scalars it

@@ -7,7 +7,7 @@
 // Ours rather than upstream's scf-to-openmp: that outlines each parallel
 // region with its bounds as arguments (the inner loops then no longer
 // vectorize) and runs it on a second pool of threads next to the BLAS's
-// (measured 1.6-2x slower on a GPT step, docs/decisions.md).
+// (measured 1.6-2x slower on a GPT step, docs/decisions/0021-one-pool-of-threads.md).
 //
 //===----------------------------------------------------------------------===//
 

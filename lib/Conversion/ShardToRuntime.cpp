@@ -4,7 +4,7 @@
 // tensors. Upstream lowers them to the `mpi` dialect (convert-shard-to-mpi),
 // which calls MPI_Allreduce and friends directly; we need the runtime's
 // collectives instead (a fixed reduction order, byte counters, failure
-// handling that ends all ranks; docs/decisions.md), so the ops bufferize
+// handling that ends all ranks; docs/decisions/0006-collectives-fixed-reduction-order.md), so the ops bufferize
 // here into a result buffer plus a runtime call, and zero-shard-to-runtime
 // lowers the rest.
 //

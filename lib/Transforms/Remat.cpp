@@ -4,7 +4,7 @@
 // second time right before that read instead of being kept, chosen at the
 // predicted peak, fewest FLOPs per byte freed first, until
 // zero-memory-report's prediction of the partitioned, bufferized step fits
-// the budget (Passes.td has the rules, docs/decisions.md the why).
+// the budget (Passes.td has the rules, docs/decisions/0034 and 0061 the why).
 //
 //===----------------------------------------------------------------------===//
 

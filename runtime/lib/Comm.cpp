@@ -246,7 +246,7 @@ void answerQueries(World &w) {
 /// 100 ms, then doubling up to 10 ms. A scheduled step has a
 /// communication thread beside each rank's compute thread; where ranks
 /// share cores, a spinning poll took the core from a compute thread
-/// (docs/decisions.md, "Collectives wait with a deadline").
+/// (docs/decisions/0022-collectives-wait-with-a-deadline.md).
 void backOff(double waited, useconds_t &sleep) {
   if (waited < 1e-3) {
     std::this_thread::yield();

@@ -4,7 +4,7 @@
 // that zrt_parallel_for dispatches and the CPU backend's GEMMs, which it
 // splits into single-threaded OpenBLAS calls. One pool, so no second set of
 // threads (OpenBLAS's own) spins on the cores while the other works
-// (docs/decisions.md, "One pool of threads").
+// (docs/decisions/0021-one-pool-of-threads.md).
 //
 // A job is `chunks` calls task(context, i), i < chunks; with T threads,
 // the calling thread runs chunks 0, T, 2T, ... and worker w chunks w, w + T,

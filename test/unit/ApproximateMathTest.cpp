@@ -5,7 +5,7 @@
 // double-precision result rounded to f32, over the inputs a training step
 // gives it (GELU's tanh argument, softmax's exp of non-positive values,
 // cross-entropy's log of probabilities). The bounds asserted here are the
-// ones docs/decisions.md states.
+// ones docs/decisions/0016-f32-transcendentals-are-polynomials.md states.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,7 +137,7 @@ protected:
       e.maxUlp = std::max(e.maxUlp, ulpDistance(got, want));
       e.maxAbs = std::max(e.maxAbs, std::fabs(double(got) - double(want)));
     }
-    // The figures docs/decisions.md quotes.
+    // The figures docs/decisions/0016-* quotes.
     std::printf("%s on [%g, %g]: max %lld ulp, max abs error %.3g\n", name,
                 lo, hi, static_cast<long long>(e.maxUlp), e.maxAbs);
     return e;

@@ -1443,7 +1443,8 @@ def ZeroApproximateMathPass
     call of libm's `tanhf` or `expm1f` keeps every loop scalar. f64 ops are
     never touched: the f64 steps that check gradients by finite differences
     keep libm's results. Error bounds, measured against libm, are in
-    docs/decisions.md and test/unit/ApproximateMathTest.cpp.
+    docs/decisions/0016-f32-transcendentals-are-polynomials.md and
+    test/unit/ApproximateMathTest.cpp.
 
     Before:
     ```mlir
@@ -1608,8 +1609,9 @@ def ZeroSchedulePass : Pass<"zero-schedule", "::mlir::ModuleOp"> {
            "holds its input until its wait); >= 1">,
     Option<"gemmGflops", "gemm-gflops", "double", "100.0",
            "Cost model: GEMM rate in GFLOP/s (one rank; the defaults of the "
-           "compute rates predict gpt d256 L4's step on one thread of the "
-           "development machine within 1%, docs/results.md)">,
+           "compute rates predicted gpt d256 L4's step on one thread of the "
+           "machine they were fitted on within 2%; docs/results.md, \"The "
+           "cost model's default rates\")">,
     Option<"vectorGflops", "vector-gflops", "double", "16.0",
            "Cost model: rate of the FLOPs of other linalg ops, in GFLOP/s">,
     Option<"memoryGbps", "memory-gbps", "double", "20.0",

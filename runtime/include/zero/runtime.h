@@ -252,7 +252,7 @@ ZRT_API int64_t zrt_copy_start(const void *src, void *dst, int64_t bytes);
  *===----------------------------------------------------------------------===*/
 
 /* What a step lowered with target=cuda calls besides the rest of this
- * header (docs/decisions.md, "target=cuda"), and what a driver uses to reach
+ * header (docs/decisions/0036-cuda-every-loop-nest-a-kernel.md), and what a driver uses to reach
  * the buffers of a backend whose memory the host cannot touch. Generated
  * host code never reads or writes a buffer itself: loop nests are kernels,
  * launched on the stream zrt_gpu_stream() returns.
