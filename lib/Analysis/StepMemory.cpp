@@ -7,7 +7,7 @@
 
 #include "zero/Analysis/StepMemory.h"
 #include "zero/runtime.h"
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -46,43 +46,9 @@ FailureOr<int64_t> bytesOf(Location loc, MemRefType t) {
 
 } // namespace
 
-/// The scratch of the runtime's collective `call`, by the runtime's own
-/// formula (runtime.h, zrt_comm_scratch) with the default bucket.
 /// Where the runtime places the pieces of a collective's scratch in the
 /// communication arena.
 constexpr int64_t kCommArenaAlignment = ZRT_COMM_ARENA_ALIGNMENT;
-
-SmallVector<int64_t, 2> mlir::zero::commScratchPieces(func::CallOp call,
-                                                      int64_t n) {
-  StringRef callee = call.getCallee();
-  if (n <= 1 || !callee.starts_with("zrt_"))
-    return {};
-  int64_t b = callee.ends_with("_f64") ? 8 : callee.ends_with("_bf16") ? 2 : 4;
-  zrt_collective kind;
-  int64_t count = 1;
-  if (callee.starts_with("zrt_all_reduce_scalar_")) {
-    kind = ZRT_SCALAR_ALL_REDUCE;
-  } else {
-    if (callee.starts_with("zrt_reduce_scatter_"))
-      kind = ZRT_REDUCE_SCATTER;
-    else if (callee.starts_with("zrt_all_reduce_"))
-      kind = ZRT_ALL_REDUCE;
-    else
-      return {};
-    IntegerAttr c;
-    if (call.getNumOperands() < 3 ||
-        !matchPattern(call.getOperand(2), m_Constant(&c)))
-      return {};
-    count = c.getInt();
-  }
-  int64_t pieces[2] = {0, 0};
-  // (A hand-written zero.world_size or count may be anything: an overflow
-  // counts as the largest size, which the sums then refuse.)
-  int num = zrt_comm_scratch(kind, n, count, b, ZRT_COMM_BUCKET_BYTES, pieces);
-  if (num < 0)
-    return {std::numeric_limits<int64_t>::max()};
-  return SmallVector<int64_t, 2>(ArrayRef<int64_t>(pieces, num));
-}
 
 namespace {
 
@@ -237,10 +203,10 @@ bool isHostSpace(Attribute space) {
 LogicalResult simulate(Block &block, Live &live,
                        llvm::DenseMap<Operation *, Allocated> &allocated,
                        int64_t n, bool topLevel, bool cpuTemporaries) {
-  // Started collectives (zrt_*_start_*, then zrt_wait of the request): the
-  // communication thread takes a collective's scratch at some moment
+  // Started collectives (zero.*_start, then the zero.wait of its token):
+  // the communication thread takes a collective's scratch at some moment
   // between the two, one collective at a time. From the arena
-  // (zrt_comm_reserve, which the lowering sizes for every started
+  // (zero.comm_reserve, which zero-comm-buffers sizes for every started
   // collective), nothing more; otherwise the prediction holds the largest
   // scratch outside it in flight from each start to its wait.
   llvm::DenseMap<Value, int64_t> inFlight;
@@ -255,57 +221,50 @@ LogicalResult simulate(Block &block, Live &live,
     if (topLevel)
       live.current = &op;
     live.innermost = &op;
-    if (auto call = dyn_cast<func::CallOp>(op)) {
-      StringRef callee = call.getCallee();
-      if (callee == "zrt_comm_reserve" && call.getNumOperands() == 1) {
-        IntegerAttr bytes;
-        if (!matchPattern(call.getOperand(0), m_Constant(&bytes)) ||
-            bytes.getInt() < 0)
-          return call.emitOpError()
-                 << "zero-memory-report: the communication arena's size "
-                    "must be a constant number of bytes >= 0";
-        // A larger reservation adds a buffer; the others stay.
-        if (bytes.getInt() > live.arena) {
-          live.add(kComm, bytes.getInt());
-          live.arena = bytes.getInt();
-          std::optional<int64_t> total =
-              llvm::checkedAdd(live.arenaTotal, bytes.getInt());
-          live.overflowed |= !total;
-          live.arenaTotal = total.value_or(0);
-        }
-        return success();
+    if (auto reserve = dyn_cast<CommReserveOp>(op)) {
+      // A larger reservation adds a buffer; the others stay.
+      int64_t bytes = reserve.getBytesAttr().getInt();
+      if (bytes > live.arena) {
+        live.add(kComm, bytes);
+        live.arena = bytes;
+        std::optional<int64_t> total = llvm::checkedAdd(live.arenaTotal, bytes);
+        live.overflowed |= !total;
+        live.arenaTotal = total.value_or(0);
       }
-      if (callee == "zrt_comm_release" && call.getNumOperands() == 0) {
-        live.add(kComm, -live.arenaTotal);
-        live.arena = live.arenaTotal = 0;
-        return success();
-      }
+      return success();
+    }
+    if (isa<CommReleaseOp>(op)) {
+      live.add(kComm, -live.arenaTotal);
+      live.arena = live.arenaTotal = 0;
+      return success();
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      int64_t before = largestInFlight();
+      inFlight.erase(wait.getToken());
+      live.add(kComm, largestInFlight() - before);
+      return success();
+    }
+    if (std::optional<RuntimeCollective> c = getRuntimeCollective(&op)) {
       SmallVector<int64_t, 2> pieces;
       if (cpuTemporaries)
-        pieces = commScratchPieces(call, n);
+        pieces = commScratchPieces(*c, n);
       int64_t scratch = placeInArena(pieces, live.arena).outside;
       if (scratch == std::numeric_limits<int64_t>::max() ||
           llvm::is_contained(pieces, std::numeric_limits<int64_t>::max()))
         live.overflowed = true;
-      if (callee.contains("_start_") && call.getNumResults() == 1) {
+      if (c->started) {
         int64_t before = largestInFlight();
-        inFlight[call.getResult(0)] = scratch;
+        inFlight[op.getResult(0)] = scratch;
         live.add(kComm, largestInFlight() - before);
-      } else if (callee == "zrt_wait" && call.getNumOperands() == 1) {
-        int64_t before = largestInFlight();
-        inFlight.erase(call.getOperand(0));
-        live.add(kComm, largestInFlight() - before);
-      } else {
-        // A blocking collective runs after every started one has completed
-        // (and freed its scratch).
-        if (callee.starts_with("zrt_all_") || callee.starts_with("zrt_reduce_")) {
-          live.add(kComm, -largestInFlight());
-          for (auto &entry : inFlight)
-            entry.second = 0;
-        }
-        live.add(kComm, scratch);
-        live.add(kComm, -scratch);
+        return success();
       }
+      // A blocking collective runs after every started one has completed
+      // (and freed its scratch).
+      live.add(kComm, -largestInFlight());
+      for (auto &entry : inFlight)
+        entry.second = 0;
+      live.add(kComm, scratch);
+      live.add(kComm, -scratch);
       return success();
     }
     if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
@@ -468,11 +427,14 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   bool paramsSharded = false;
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
-    // An NVMe extent (zero-offload, as lowered: an i64 handle with
-    // zero.extent): its reserved bytes, rounded up to the runtime's 4096,
-    // are on the NVMe tier, not in memory.
-    if (auto extent = fn.getArgAttrOfType<TypeAttr>(
-            i, ZeroDialect::ExtentAttrHelper::getNameStr())) {
+    // An NVMe extent (zero-offload's !zero.extent, or as lowered an i64
+    // handle with zero.extent): its reserved bytes, rounded up to the
+    // runtime's 4096, are on the NVMe tier, not in memory.
+    TypeAttr extent = fn.getArgAttrOfType<TypeAttr>(
+        i, ZeroDialect::ExtentAttrHelper::getNameStr());
+    if (auto type = dyn_cast<ExtentType>(fn.getArgument(i).getType()))
+      extent = TypeAttr::get(type.getTensorType());
+    if (extent) {
       auto tensor = dyn_cast<RankedTensorType>(extent.getValue());
       if (!tensor || !tensor.hasStaticShape())
         return fn.emitOpError() << "argument #" << i

@@ -83,9 +83,11 @@ void zero::buildBufferizeStepPipeline(OpPassManager &pm, Target target) {
   // After the frees are placed: a started gather whose buffer is only
   // copied into a parameter gathers into the parameter.
   pm.addNestedPass<func::FuncOp>(createZeroGatherIntoDestinationPass());
-  ZeroShardToRuntimePassOptions shardToRuntime;
-  shardToRuntime.target = target;
-  pm.addPass(createZeroShardToRuntimePass(shardToRuntime));
+  // The collectives' buffers placed, before anything predicts the step's
+  // memory (the collectives stay typed ops until the LLVM lowering).
+  ZeroCommBuffersPassOptions commBuffers;
+  commBuffers.target = target;
+  pm.addPass(createZeroCommBuffersPass(commBuffers));
   // cuBLASLt's tensor-core kernels need leading dimensions aligned to 16
   // bytes: a GEMM operand with odd rows (a vocabulary of 50,257) gets
   // padded rows. Here rather than in the lowering, so that the memory
@@ -119,6 +121,9 @@ static std::string cudaToolkit(const std::string &option) {
 void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
                                     const LowerCPUOptions &opts) {
   const bool cuda = opts.target == Target::CUDA;
+  // The one conversion of the collectives, transfers and arena to the
+  // runtime's calls.
+  pm.addPass(createZeroCollectivesToRuntimePass());
   pm.addPass(createZeroAllocCategoriesPass());
   if (opts.gemmToRuntime)
     pm.addPass(createZeroLinalgToRuntimePass());

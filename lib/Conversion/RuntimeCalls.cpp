@@ -2,6 +2,8 @@
 
 #include "RuntimeCalls.h"
 
+#include "zero/Analysis/StepMemory.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -49,3 +51,17 @@ zero::BufferView zero::getBufferView(OpBuilder &b, Location loc,
     view.strides.push_back(toI64(s));
   return view;
 }
+
+/// Bytes a staging buffer of `type` holds: its elements' bytes rounded up
+/// to zero::kNvmeBlock, or failure for elements that are not whole bytes.
+FailureOr<int64_t> mlir::zero::stagingBytes(Operation *op, ShapedType type) {
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (bits % 8 != 0 || zero::kNvmeBlock % (bits / 8) != 0)
+    return op->emitOpError() << "cannot stage elements of "
+                             << type.getElementType()
+                             << " for NVMe transfers (whole bytes that "
+                                "divide 4096 are needed)";
+  int64_t bytes = type.getNumElements() * (bits / 8);
+  return (bytes + zero::kNvmeBlock - 1) / zero::kNvmeBlock * zero::kNvmeBlock;
+}
+

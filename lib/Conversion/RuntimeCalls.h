@@ -32,6 +32,11 @@ struct BufferView {
 /// its sizes and strides, as the runtime's C ABI takes them.
 BufferView getBufferView(OpBuilder &b, Location loc, Value memref);
 
+/// Bytes a staging buffer of the NVMe tier holds for `type`: its elements'
+/// bytes rounded up to kNvmeBlock, or a located error on `op` for elements
+/// that are not whole bytes dividing it.
+FailureOr<int64_t> stagingBytes(Operation *op, ShapedType type);
+
 } // namespace mlir::zero
 
 #endif // ZERO_LIB_CONVERSION_RUNTIMECALLS_H

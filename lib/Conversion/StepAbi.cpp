@@ -12,7 +12,7 @@
 
 #include "zero/Conversion/StepAbi.h"
 
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Transforms/Passes.h"
 
 #include "zero/step.h"
@@ -127,12 +127,15 @@ private:
 };
 
 /// The buffer argument `i` of `fn` stands for: its memref type, or for an
-/// NVMe extent handle (an i64 with `zero.extent`) the memref of the tensor
-/// the extent holds.
+/// NVMe extent (a `!zero.extent`, or once lowered the runtime's i64 handle
+/// with `zero.extent`) the memref of the tensor the extent holds.
 MemRefType bufferType(func::FuncOp fn, unsigned i) {
   Type type = fn.getArgument(i).getType();
   if (auto memref = dyn_cast<MemRefType>(type))
     return memref;
+  if (auto extent = dyn_cast<ExtentType>(type))
+    return MemRefType::get(extent.getTensorType().getShape(),
+                           extent.getTensorType().getElementType());
   if (auto extent = fn.getArgAttrOfType<TypeAttr>(
           i, ZeroDialect::ExtentAttrHelper::getNameStr()))
     if (auto tensor = dyn_cast<RankedTensorType>(extent.getValue());

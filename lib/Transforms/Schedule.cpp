@@ -19,6 +19,7 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Support/OutputFile.h"
 #include "zero/Transforms/Passes.h"
+#include "zero/runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -742,13 +743,11 @@ int64_t gridSize(Operation *op, FlatSymbolRefAttr grid) {
   return n;
 }
 
-/// Bytes one rank sends in an all-reduce of `count` elements of `b` bytes
-/// on `n` ranks (runtime.h): a scalar goes to every other rank, a vector
-/// is reduce-scattered and all-gathered in blocks of ceil(count / n).
-double allReduceBytes(int64_t count, bool scalar, int64_t n, double b) {
-  if (scalar)
-    return double(n - 1) * b;
-  return 2.0 * double(n - 1) * double((count + n - 1) / n) * b;
+/// Bytes one rank sends in a collective of `kind` on `n` ranks, by the
+/// runtime's own formula (runtime.h, zrt_collective_bytes_sent; `count` is
+/// the entry point's count argument).
+double bytesSent(zrt_collective kind, int64_t count, int64_t n, double b) {
+  return double(zrt_collective_bytes_sent(kind, n, count, int64_t(b)));
 }
 
 /// Link seconds of a collective left blocking (a scalar or max
@@ -765,7 +764,9 @@ double blockingLinkSeconds(Operation *op, const CostModel &model) {
   if (n <= 1)
     return 0;
   double b = double((t.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-  return model.link(allReduceBytes(t.getNumElements(), t.getRank() == 0, n, b));
+  return model.link(t.getRank() == 0
+                        ? bytesSent(ZRT_SCALAR_ALL_REDUCE, 1, n, b)
+                        : bytesSent(ZRT_ALL_REDUCE, t.getNumElements(), n, b));
 }
 
 class Scheduler {
@@ -900,21 +901,21 @@ unsigned Scheduler::convert() {
         continue;
       n = gridSize(op, gather.getGridAttr());
       kind = Kind::AllGather;
-      bytes = double(n - 1) * double(in.getNumElements()) * b;
+      bytes = bytesSent(ZRT_ALL_GATHER, in.getNumElements(), n, b);
     } else if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op)) {
       if (in.getRank() != 1 || scatter.getScatterAxis().getZExtValue() != 0 ||
           scatter.getReduction() != shard::ReductionKind::Sum)
         continue;
       n = gridSize(op, scatter.getGridAttr());
       kind = Kind::ReduceScatter;
-      bytes = double(n - 1) * double(out.getNumElements()) * b;
+      bytes = bytesSent(ZRT_REDUCE_SCATTER, out.getNumElements(), n, b);
     } else {
       auto reduce = cast<shard::AllReduceOp>(op);
       if (reduce.getReduction() != shard::ReductionKind::Sum || in != out)
         continue;
       n = gridSize(op, reduce.getGridAttr());
       kind = Kind::AllReduce;
-      bytes = n > 0 ? allReduceBytes(in.getNumElements(), false, n, b) : 0;
+      bytes = n > 0 ? bytesSent(ZRT_ALL_REDUCE, in.getNumElements(), n, b) : 0;
     }
     if (n <= 0)
       continue;
@@ -1553,10 +1554,9 @@ struct ZeroSchedulePass
                 memory->peakAt ? memory->peakAt->getLoc() : func.getLoc(), 0, 0,
                 false};
       for (Operation &op : func.getBody().front()) {
-        auto call = dyn_cast<func::CallOp>(op);
-        bool start = call && call.getCallee().starts_with("zrt_") &&
-                     call.getCallee().contains("_start_");
-        bool wait = call && call.getCallee() == "zrt_wait";
+        std::optional<RuntimeCollective> c = getRuntimeCollective(&op);
+        bool start = c && c->started;
+        bool wait = isa<WaitOp>(op);
         if (&op == memory->peakAt) {
           peak.before = peak.events + (start ? 1 : 0);
           peak.atStart = start;

@@ -1808,8 +1808,11 @@ int train(const zrt_driver_program &program, Options &opts) {
   // The largest peak of any rank, per category (every rank takes part).
   std::vector<double> peakMax(ZRT_NUM_CATEGORIES + 1);
   for (int c = 0; c <= ZRT_NUM_CATEGORIES; ++c)
-    peakMax[c] = zrt_all_reduce_scalar_max_f64(static_cast<double>(
-        c < ZRT_NUM_CATEGORIES ? mem.peak[c] : mem.peak_total));
+    peakMax[c] = zrt_collective_scalar(
+        zrt_make_collective_op(ZRT_SCALAR_ALL_REDUCE, ZRT_REDUCE_MAX,
+                               ZRT_ELEMENT_F64),
+        static_cast<double>(c < ZRT_NUM_CATEGORIES ? mem.peak[c]
+                                                   : mem.peak_total));
 
   // Full parameters for --dump-params: sharded ones are gathered (every
   // rank takes part), and rank 0 writes.
@@ -1834,15 +1837,12 @@ int train(const zrt_driver_program &program, Options &opts) {
         data = views.back().data;
       }
       Tensor all = allocate(p.padded, p.dtype, ZRT_ACTIVATIONS);
-      if (p.dtype == DType::F32)
-        zrt_all_gather_f32(static_cast<float *>(data),
-                           static_cast<float *>(all.data), t.elements);
-      else if (p.dtype == DType::BF16)
-        zrt_all_gather_bf16(static_cast<uint16_t *>(data),
-                            static_cast<uint16_t *>(all.data), t.elements);
-      else
-        zrt_all_gather_f64(static_cast<double *>(data),
-                           static_cast<double *>(all.data), t.elements);
+      zrt_element_type type = p.dtype == DType::F32    ? ZRT_ELEMENT_F32
+                              : p.dtype == DType::BF16 ? ZRT_ELEMENT_BF16
+                                                       : ZRT_ELEMENT_F64;
+      zrt_collective_run(
+          zrt_make_collective_op(ZRT_ALL_GATHER, ZRT_REDUCE_NONE, type), data,
+          all.data, t.elements);
       gathered.push_back(all);
       views.emplace_back(gathered.back());
       paramChunks.push_back({views.back().data,

@@ -770,7 +770,7 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
     runOnDevice(w, *device,
                 {DeviceCollective::Kind::AllReduce, dtypeOf<T>(),
                  op == Op::Max, in, out, count});
-    return 2 * uint64_t(N - 1) * uint64_t((count + N - 1) / N) * sizeof(T);
+    return zrt_collective_bytes_sent(ZRT_ALL_REDUCE, N, count, sizeof(T));
   }
   const MPI_Datatype element = mpiType<T>();
   const int64_t L = count;
@@ -834,7 +834,7 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
       }
     }
   }
-  return 2 * uint64_t(N - 1) * uint64_t(c) * sizeof(T);
+  return zrt_collective_bytes_sent(ZRT_ALL_REDUCE, N, count, sizeof(T));
 }
 
 template <typename T>
@@ -863,7 +863,7 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
     runOnDevice(w, *device,
                 {DeviceCollective::Kind::ReduceScatter, dtypeOf<T>(), false,
                  in, out, count});
-    return uint64_t(N - 1) * uint64_t(count) * sizeof(T);
+    return zrt_collective_bytes_sent(ZRT_REDUCE_SCATTER, N, count, sizeof(T));
   }
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
@@ -881,7 +881,7 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
                        static_cast<int>(n), element);
     reduceInRankOrder(Op::Sum, out + j, n, recvT, n, N);
   }
-  return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
+  return zrt_collective_bytes_sent(ZRT_REDUCE_SCATTER, N, count, sizeof(T));
 }
 
 template <typename T>
@@ -908,7 +908,7 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
     runOnDevice(w, *device,
                 {DeviceCollective::Kind::AllGather, dtypeOf<T>(), false, in,
                  out, count});
-    return uint64_t(N - 1) * uint64_t(count) * sizeof(T);
+    return zrt_collective_bytes_sent(ZRT_ALL_GATHER, N, count, sizeof(T));
   }
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
@@ -924,7 +924,7 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
       allgather(w, in + j, static_cast<int>(n), element, out + j,
                           pieces.count, pieces.type);
   }
-  return uint64_t(N - 1) * uint64_t(c) * sizeof(T);
+  return zrt_collective_bytes_sent(ZRT_ALL_GATHER, N, count, sizeof(T));
 }
 
 template <typename T>
@@ -953,7 +953,7 @@ uint64_t allReduceScalarImpl(Op op, T *value, bool counted = true) {
   for (int r = 1; r < N; ++r)
     combine(op, acc, allT[r]);
   *value = acc;
-  return uint64_t(N - 1) * sizeof(T);
+  return zrt_collective_bytes_sent(ZRT_SCALAR_ALL_REDUCE, N, 1, sizeof(T));
 }
 
 } // namespace

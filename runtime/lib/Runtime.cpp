@@ -1161,6 +1161,86 @@ int64_t startCollective(const char *entry, zrt_collective kind,
   return request;
 }
 
+/// A collective's descriptor, decoded: what it runs and the name its
+/// errors carry ("zrt_collective_run(all_reduce sum f32)").
+struct Collective {
+  zrt_collective kind = ZRT_ALL_REDUCE;
+  comm::Op op = comm::Op::Sum;
+  DType dtype = DType::F32;
+  const char *entry = "";
+};
+
+/// The name of `entry` for one descriptor, kept for the life of the
+/// process (a started collective reports it from the communication
+/// thread).
+const char *collectiveEntry(const char *entry, zrt_collective kind,
+                            zrt_reduction reduction, zrt_element_type type) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> *names =
+      new std::unordered_map<std::string, std::string>();
+  static const char *const reductions[] = {"", " sum", " max"};
+  static const char *const types[] = {"f32", "f64", "bf16"};
+  std::string name = format("%s(%s%s %s)", entry, collectiveName(kind),
+                            reductions[reduction], types[type]);
+  std::lock_guard<std::mutex> lock(mutex);
+  return names->try_emplace(name, name).first->second.c_str();
+}
+
+/// Decodes `op` (runtime.h, zrt_make_collective_op) for `entry`, which
+/// takes scalars by value when `scalar`; throws an Error naming what is
+/// wrong with it.
+Collective decodeCollective(const char *entry, zrt_collective_op op,
+                            bool scalar) {
+  const uint32_t kind = op & 0xff, reduction = (op >> 8) & 0xff,
+                 type = (op >> 16) & 0xff;
+  if ((op >> 24) != 0 || kind >= ZRT_NUM_COLLECTIVES ||
+      reduction > ZRT_REDUCE_MAX || type > ZRT_ELEMENT_BF16)
+    throw Error(format("descriptor 0x%08x names no collective (kind %u, "
+                       "reduction %u, element type %u)",
+                       op, kind, reduction, type));
+  Collective c;
+  c.kind = static_cast<zrt_collective>(kind);
+  c.op = reduction == ZRT_REDUCE_MAX ? comm::Op::Max : comm::Op::Sum;
+  c.dtype = type == ZRT_ELEMENT_F32   ? DType::F32
+            : type == ZRT_ELEMENT_F64 ? DType::F64
+                                      : DType::BF16;
+  if ((c.kind == ZRT_SCALAR_ALL_REDUCE) != scalar)
+    throw Error(scalar ? "takes a scalar all-reduce; collectives on buffers "
+                         "go to zrt_collective_run or zrt_collective_start"
+                       : "takes collectives on buffers; a scalar all-reduce "
+                         "goes to zrt_collective_scalar");
+  bool reduces = c.kind != ZRT_ALL_GATHER;
+  if (!reduces && reduction != ZRT_REDUCE_NONE)
+    throw Error("an all-gather takes no reduction (ZRT_REDUCE_NONE)");
+  if (reduces && reduction == ZRT_REDUCE_NONE)
+    throw Error(format("%s needs a reduction (ZRT_REDUCE_SUM or "
+                       "ZRT_REDUCE_MAX)",
+                       collectiveName(kind)));
+  if (c.kind == ZRT_REDUCE_SCATTER && reduction != ZRT_REDUCE_SUM)
+    throw Error("a reduce_scatter sums (ZRT_REDUCE_SUM); its max is not "
+                "supported");
+  if (scalar && c.dtype == DType::BF16)
+    throw Error("a scalar all-reduce takes f32 or f64 (a bf16 scalar is an "
+                "all-reduce of one element)");
+  c.entry = collectiveEntry(entry, c.kind,
+                            static_cast<zrt_reduction>(reduction),
+                            static_cast<zrt_element_type>(type));
+  return c;
+}
+
+/// Runs the collective `c` on buffers; the bytes sent.
+uint64_t runOnWorld(const Collective &c, const void *in, void *out,
+                    int64_t count) {
+  switch (c.kind) {
+  case ZRT_ALL_REDUCE:
+    return comm::allReduce(c.dtype, c.op, in, out, count);
+  case ZRT_REDUCE_SCATTER:
+    return comm::reduceScatter(c.dtype, in, out, count);
+  default:
+    return comm::allGather(c.dtype, in, out, count);
+  }
+}
+
 template <typename T>
 T scalarAllReduce(const char *entry, comm::Op op, T value) {
   T result = value;
@@ -1831,150 +1911,28 @@ void zrt_abort_all(const char *message) {
   comm::terminate(message);
 }
 
-void zrt_all_reduce_sum_f32(const float *in, float *out, int64_t count) {
-  collective("zrt_all_reduce_sum_f32", ZRT_ALL_REDUCE, [&] {
-    return comm::allReduce(DType::F32, comm::Op::Sum, in, out, count);
-  });
+void zrt_collective_run(zrt_collective_op op, const void *in, void *out,
+                        int64_t count) {
+  Collective c;
+  if (!guarded("zrt_collective_run",
+               [&] { c = decodeCollective("zrt_collective_run", op, false); })) {
+    reportFatal();
+    return;
+  }
+  collective(c.entry, c.kind, [&] { return runOnWorld(c, in, out, count); });
 }
 
-void zrt_all_reduce_sum_f64(const double *in, double *out, int64_t count) {
-  collective("zrt_all_reduce_sum_f64", ZRT_ALL_REDUCE, [&] {
-    return comm::allReduce(DType::F64, comm::Op::Sum, in, out, count);
-  });
-}
-
-void zrt_all_reduce_max_f32(const float *in, float *out, int64_t count) {
-  collective("zrt_all_reduce_max_f32", ZRT_ALL_REDUCE, [&] {
-    return comm::allReduce(DType::F32, comm::Op::Max, in, out, count);
-  });
-}
-
-void zrt_all_reduce_max_f64(const double *in, double *out, int64_t count) {
-  collective("zrt_all_reduce_max_f64", ZRT_ALL_REDUCE, [&] {
-    return comm::allReduce(DType::F64, comm::Op::Max, in, out, count);
-  });
-}
-
-void zrt_reduce_scatter_sum_f32(const float *in, float *out, int64_t count) {
-  collective("zrt_reduce_scatter_sum_f32", ZRT_REDUCE_SCATTER, [&] {
-    return comm::reduceScatter(DType::F32, in, out, count);
-  });
-}
-
-void zrt_reduce_scatter_sum_f64(const double *in, double *out, int64_t count) {
-  collective("zrt_reduce_scatter_sum_f64", ZRT_REDUCE_SCATTER, [&] {
-    return comm::reduceScatter(DType::F64, in, out, count);
-  });
-}
-
-void zrt_all_gather_f32(const float *in, float *out, int64_t count) {
-  collective("zrt_all_gather_f32", ZRT_ALL_GATHER, [&] {
-    return comm::allGather(DType::F32, in, out, count);
-  });
-}
-
-void zrt_all_gather_f64(const double *in, double *out, int64_t count) {
-  collective("zrt_all_gather_f64", ZRT_ALL_GATHER, [&] {
-    return comm::allGather(DType::F64, in, out, count);
-  });
-}
-
-void zrt_all_reduce_sum_bf16(const uint16_t *in, uint16_t *out,
+int64_t zrt_collective_start(zrt_collective_op op, const void *in, void *out,
                              int64_t count) {
-  collective("zrt_all_reduce_sum_bf16", ZRT_ALL_REDUCE, [&] {
-    return comm::allReduce(DType::BF16, comm::Op::Sum, in, out, count);
-  });
-}
-
-void zrt_all_reduce_max_bf16(const uint16_t *in, uint16_t *out,
-                             int64_t count) {
-  collective("zrt_all_reduce_max_bf16", ZRT_ALL_REDUCE, [&] {
-    return comm::allReduce(DType::BF16, comm::Op::Max, in, out, count);
-  });
-}
-
-void zrt_reduce_scatter_sum_bf16(const uint16_t *in, uint16_t *out,
-                                 int64_t count) {
-  collective("zrt_reduce_scatter_sum_bf16", ZRT_REDUCE_SCATTER, [&] {
-    return comm::reduceScatter(DType::BF16, in, out, count);
-  });
-}
-
-void zrt_all_gather_bf16(const uint16_t *in, uint16_t *out, int64_t count) {
-  collective("zrt_all_gather_bf16", ZRT_ALL_GATHER, [&] {
-    return comm::allGather(DType::BF16, in, out, count);
-  });
-}
-
-int64_t zrt_all_reduce_sum_start_f32(const float *in, float *out,
-                                     int64_t count) {
-  return startCollective(
-      "zrt_all_reduce_sum_start_f32", ZRT_ALL_REDUCE, in, out, count, [=] {
-        return comm::allReduce(DType::F32, comm::Op::Sum, in, out, count);
-      });
-}
-
-int64_t zrt_all_reduce_sum_start_f64(const double *in, double *out,
-                                     int64_t count) {
-  return startCollective(
-      "zrt_all_reduce_sum_start_f64", ZRT_ALL_REDUCE, in, out, count, [=] {
-        return comm::allReduce(DType::F64, comm::Op::Sum, in, out, count);
-      });
-}
-
-int64_t zrt_reduce_scatter_sum_start_f32(const float *in, float *out,
-                                         int64_t count) {
-  return startCollective("zrt_reduce_scatter_sum_start_f32",
-                         ZRT_REDUCE_SCATTER, in, out, count, [=] {
-                           return comm::reduceScatter(DType::F32, in, out,
-                                                      count);
-                         });
-}
-
-int64_t zrt_reduce_scatter_sum_start_f64(const double *in, double *out,
-                                         int64_t count) {
-  return startCollective("zrt_reduce_scatter_sum_start_f64",
-                         ZRT_REDUCE_SCATTER, in, out, count, [=] {
-                           return comm::reduceScatter(DType::F64, in, out,
-                                                      count);
-                         });
-}
-
-int64_t zrt_all_gather_start_f32(const float *in, float *out, int64_t count) {
-  return startCollective(
-      "zrt_all_gather_start_f32", ZRT_ALL_GATHER, in, out, count,
-      [=] { return comm::allGather(DType::F32, in, out, count); });
-}
-
-int64_t zrt_all_gather_start_f64(const double *in, double *out,
-                                 int64_t count) {
-  return startCollective(
-      "zrt_all_gather_start_f64", ZRT_ALL_GATHER, in, out, count,
-      [=] { return comm::allGather(DType::F64, in, out, count); });
-}
-
-int64_t zrt_all_reduce_sum_start_bf16(const uint16_t *in, uint16_t *out,
-                                      int64_t count) {
-  return startCollective(
-      "zrt_all_reduce_sum_start_bf16", ZRT_ALL_REDUCE, in, out, count, [=] {
-        return comm::allReduce(DType::BF16, comm::Op::Sum, in, out, count);
-      });
-}
-
-int64_t zrt_reduce_scatter_sum_start_bf16(const uint16_t *in, uint16_t *out,
-                                          int64_t count) {
-  return startCollective("zrt_reduce_scatter_sum_start_bf16",
-                         ZRT_REDUCE_SCATTER, in, out, count, [=] {
-                           return comm::reduceScatter(DType::BF16, in, out,
-                                                      count);
-                         });
-}
-
-int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
-                                  int64_t count) {
-  return startCollective(
-      "zrt_all_gather_start_bf16", ZRT_ALL_GATHER, in, out, count,
-      [=] { return comm::allGather(DType::BF16, in, out, count); });
+  Collective c;
+  if (!guarded("zrt_collective_start", [&] {
+        c = decodeCollective("zrt_collective_start", op, false);
+      })) {
+    reportFatal();
+    return 0;
+  }
+  return startCollective(c.entry, c.kind, in, out, count,
+                         [=] { return runOnWorld(c, in, out, count); });
 }
 
 void zrt_wait(int64_t request) {
@@ -2028,24 +1986,17 @@ int zrt_set_sim_link(double bytes_per_second, double latency_seconds) {
              : 1;
 }
 
-float zrt_all_reduce_scalar_sum_f32(float value) {
-  return scalarAllReduce("zrt_all_reduce_scalar_sum_f32", comm::Op::Sum,
-                         value);
-}
-
-double zrt_all_reduce_scalar_sum_f64(double value) {
-  return scalarAllReduce("zrt_all_reduce_scalar_sum_f64", comm::Op::Sum,
-                         value);
-}
-
-float zrt_all_reduce_scalar_max_f32(float value) {
-  return scalarAllReduce("zrt_all_reduce_scalar_max_f32", comm::Op::Max,
-                         value);
-}
-
-double zrt_all_reduce_scalar_max_f64(double value) {
-  return scalarAllReduce("zrt_all_reduce_scalar_max_f64", comm::Op::Max,
-                         value);
+double zrt_collective_scalar(zrt_collective_op op, double value) {
+  Collective c;
+  if (!guarded("zrt_collective_scalar", [&] {
+        c = decodeCollective("zrt_collective_scalar", op, true);
+      })) {
+    reportFatal();
+    return value;
+  }
+  if (c.dtype == DType::F32)
+    return scalarAllReduce(c.entry, c.op, static_cast<float>(value));
+  return scalarAllReduce(c.entry, c.op, value);
 }
 
 int zrt_broadcast_bytes(void *data, size_t bytes, int root) {

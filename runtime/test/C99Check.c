@@ -41,15 +41,27 @@ int zrt_c99_comm_smoke(void) {
   int i;
   if (zrt_world_size() != 1 || zrt_world_rank() != 0)
     return 1;
-  zrt_all_reduce_sum_f32(in, out, 3);
+  zrt_collective_run(zrt_make_collective_op(ZRT_ALL_REDUCE, ZRT_REDUCE_SUM,
+                                            ZRT_ELEMENT_F32),
+                     in, out, 3);
   for (i = 0; i < 3; ++i)
     if (out[i] != in[i])
       return 2;
-  zrt_reduce_scatter_sum_f32(in, in, 3);
-  zrt_all_gather_f32(in, out, 3);
-  if (zrt_all_reduce_scalar_sum_f64(d) != d)
+  zrt_collective_run(zrt_make_collective_op(ZRT_REDUCE_SCATTER,
+                                            ZRT_REDUCE_SUM, ZRT_ELEMENT_F32),
+                     in, in, 3);
+  zrt_collective_run(zrt_make_collective_op(ZRT_ALL_GATHER, ZRT_REDUCE_NONE,
+                                            ZRT_ELEMENT_F32),
+                     in, out, 3);
+  if (zrt_collective_scalar(zrt_make_collective_op(ZRT_SCALAR_ALL_REDUCE,
+                                                   ZRT_REDUCE_SUM,
+                                                   ZRT_ELEMENT_F64),
+                            d) != d)
     return 3;
-  zrt_wait(zrt_all_gather_start_f32(in, out, 3));
+  zrt_wait(zrt_collective_start(zrt_make_collective_op(ZRT_ALL_GATHER,
+                                                       ZRT_REDUCE_NONE,
+                                                       ZRT_ELEMENT_F32),
+                                in, out, 3));
   if (zrt_set_sim_link(0.0, 0.0) != 0)
     return 6;
   zrt_get_comm_stats(&stats);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveCalls.h"
 #include "RuntimeTestSupport.h"
 
 #include <cmath>
@@ -83,22 +84,22 @@ TEST_F(RuntimeComm, CollectivesAreCopies) {
   const std::vector<float> in = specialValues<float>();
   const int64_t n = static_cast<int64_t>(in.size());
   std::vector<float> out(in.size(), 7.0f);
-  zrt_all_reduce_sum_f32(in.data(), out.data(), n);
+  coll::allReduceSum<float>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   out.assign(in.size(), 7.0f);
-  zrt_all_reduce_max_f32(in.data(), out.data(), n);
+  coll::allReduceMax<float>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   out.assign(in.size(), 7.0f);
-  zrt_reduce_scatter_sum_f32(in.data(), out.data(), n);
+  coll::reduceScatterSum<float>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   out.assign(in.size(), 7.0f);
-  zrt_all_gather_f32(in.data(), out.data(), n);
+  coll::allGather<float>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
 
   std::vector<float> buffer = in;
-  zrt_all_reduce_sum_f32(buffer.data(), buffer.data(), n);
-  zrt_reduce_scatter_sum_f32(buffer.data(), buffer.data(), n);
-  zrt_all_gather_f32(buffer.data(), buffer.data(), n);
+  coll::allReduceSum<float>(buffer.data(), buffer.data(), n);
+  coll::reduceScatterSum<float>(buffer.data(), buffer.data(), n);
+  coll::allGather<float>(buffer.data(), buffer.data(), n);
   EXPECT_TRUE(sameBits(buffer, in));
   expectCalls(3, 2, 2, 0);
   EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
@@ -109,16 +110,16 @@ TEST_F(RuntimeComm, CollectivesAreCopiesF64) {
   const std::vector<double> in = specialValues<double>();
   const int64_t n = static_cast<int64_t>(in.size());
   std::vector<double> out(in.size(), 7.0);
-  zrt_all_reduce_sum_f64(in.data(), out.data(), n);
+  coll::allReduceSum<double>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   out.assign(in.size(), 7.0);
-  zrt_all_reduce_max_f64(in.data(), out.data(), n);
+  coll::allReduceMax<double>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   out.assign(in.size(), 7.0);
-  zrt_reduce_scatter_sum_f64(in.data(), out.data(), n);
+  coll::reduceScatterSum<double>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   out.assign(in.size(), 7.0);
-  zrt_all_gather_f64(in.data(), out.data(), n);
+  coll::allGather<double>(in.data(), out.data(), n);
   EXPECT_TRUE(sameBits(out, in));
   expectCalls(2, 1, 1, 0);
   EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
@@ -187,12 +188,12 @@ TEST_F(RuntimeComm, CommArenaHoldsItsBytesBetweenReserveAndRelease) {
 
 // Scalars come back unchanged (bits included) and count apart.
 TEST_F(RuntimeComm, ScalarsReturnTheValue) {
-  float negZero = zrt_all_reduce_scalar_sum_f32(-0.0f);
+  float negZero = coll::scalarSum<float>(-0.0f);
   EXPECT_TRUE(std::signbit(negZero) && negZero == 0.0f);
-  EXPECT_EQ(zrt_all_reduce_scalar_sum_f32(2.5f), 2.5f);
-  EXPECT_EQ(zrt_all_reduce_scalar_max_f32(-1.0f), -1.0f);
-  EXPECT_EQ(zrt_all_reduce_scalar_sum_f64(0.1), 0.1);
-  EXPECT_TRUE(std::isnan(zrt_all_reduce_scalar_max_f64(
+  EXPECT_EQ(coll::scalarSum<float>(2.5f), 2.5f);
+  EXPECT_EQ(coll::scalarMax<float>(-1.0f), -1.0f);
+  EXPECT_EQ(coll::scalarSum<double>(0.1), 0.1);
+  EXPECT_TRUE(std::isnan(coll::scalarMax<double>(
       std::numeric_limits<double>::quiet_NaN())));
   expectCalls(0, 0, 0, 5);
   EXPECT_EQ(memoryStats().peak[ZRT_COMM], 0u);
@@ -200,46 +201,122 @@ TEST_F(RuntimeComm, ScalarsReturnTheValue) {
 
 // count == 0 does nothing, accepts NULL buffers, and is still a call.
 TEST_F(RuntimeComm, CountZeroIsANoOp) {
-  zrt_all_reduce_sum_f32(nullptr, nullptr, 0);
-  zrt_all_reduce_max_f64(nullptr, nullptr, 0);
-  zrt_reduce_scatter_sum_f32(nullptr, nullptr, 0);
-  zrt_all_gather_f64(nullptr, nullptr, 0);
+  coll::allReduceSum<float>(nullptr, nullptr, 0);
+  coll::allReduceMax<double>(nullptr, nullptr, 0);
+  coll::reduceScatterSum<float>(nullptr, nullptr, 0);
+  coll::allGather<double>(nullptr, nullptr, 0);
   expectCalls(2, 1, 1, 0);
+}
+
+// A descriptor outside the collectives the runtime runs goes to the fatal
+// handler with what is wrong with it, and is not counted.
+TEST_F(RuntimeComm, InvalidDescriptorsAreFatal) {
+  float buffer[8] = {};
+  auto op = [](zrt_collective kind, zrt_reduction reduction,
+               zrt_element_type type) {
+    return zrt_make_collective_op(kind, reduction, type);
+  };
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_run(0x07000000u, buffer, buffer, 1);
+            }),
+            "zrt_collective_run: descriptor 0x07000000 names no collective "
+            "(kind 0, reduction 0, element type 0)");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_run(9, buffer, buffer, 1);
+            }),
+            "zrt_collective_run: descriptor 0x00000009 names no collective "
+            "(kind 9, reduction 0, element type 0)");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_run(op(ZRT_ALL_GATHER, ZRT_REDUCE_SUM,
+                                    ZRT_ELEMENT_F32),
+                                 buffer, buffer, 1);
+            }),
+            "zrt_collective_run: an all-gather takes no reduction "
+            "(ZRT_REDUCE_NONE)");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_run(op(ZRT_ALL_REDUCE, ZRT_REDUCE_NONE,
+                                    ZRT_ELEMENT_F32),
+                                 buffer, buffer, 1);
+            }),
+            "zrt_collective_run: all_reduce needs a reduction "
+            "(ZRT_REDUCE_SUM or ZRT_REDUCE_MAX)");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_start(op(ZRT_REDUCE_SCATTER, ZRT_REDUCE_MAX,
+                                      ZRT_ELEMENT_F64),
+                                   buffer, buffer, 1);
+            }),
+            "zrt_collective_start: a reduce_scatter sums (ZRT_REDUCE_SUM); "
+            "its max is not supported");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_run(op(ZRT_SCALAR_ALL_REDUCE, ZRT_REDUCE_SUM,
+                                    ZRT_ELEMENT_F32),
+                                 buffer, buffer, 1);
+            }),
+            "zrt_collective_run: takes collectives on buffers; a scalar "
+            "all-reduce goes to zrt_collective_scalar");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_scalar(op(ZRT_ALL_REDUCE, ZRT_REDUCE_SUM,
+                                       ZRT_ELEMENT_F64),
+                                    1.0);
+            }),
+            "zrt_collective_scalar: takes a scalar all-reduce; collectives "
+            "on buffers go to zrt_collective_run or zrt_collective_start");
+  EXPECT_EQ(fatalMessageOf([&] {
+              zrt_collective_scalar(op(ZRT_SCALAR_ALL_REDUCE, ZRT_REDUCE_SUM,
+                                       ZRT_ELEMENT_BF16),
+                                    1.0);
+            }),
+            "zrt_collective_scalar: a scalar all-reduce takes f32 or f64 (a "
+            "bf16 scalar is an all-reduce of one element)");
+  expectCalls(0, 0, 0, 0);
+}
+
+// The bytes-sent formula the compiler's cost model shares (runtime.h)
+// against the closed forms of "Algorithms and bytes counted".
+TEST(RuntimeCommFormula, BytesSentAreTheClosedForms) {
+  EXPECT_EQ(zrt_collective_bytes_sent(ZRT_ALL_GATHER, 4, 10, 4), 3u * 10 * 4);
+  EXPECT_EQ(zrt_collective_bytes_sent(ZRT_REDUCE_SCATTER, 3, 7, 2), 2u * 7 * 2);
+  // ceil(10 / 4) = 3 elements a block, reduce-scattered and gathered.
+  EXPECT_EQ(zrt_collective_bytes_sent(ZRT_ALL_REDUCE, 4, 10, 8),
+            2u * 3 * 3 * 8);
+  EXPECT_EQ(zrt_collective_bytes_sent(ZRT_SCALAR_ALL_REDUCE, 5, 1, 8), 4u * 8);
+  EXPECT_EQ(zrt_collective_bytes_sent(ZRT_ALL_REDUCE, 1, 10, 4), 0u);
+  EXPECT_EQ(zrt_collective_bytes_sent(ZRT_ALL_GATHER, 4, 0, 4), 0u);
 }
 
 // Invalid arguments go to the fatal handler and are not counted.
 TEST_F(RuntimeComm, InvalidArgumentsAreFatal) {
   float buffer[8] = {};
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_all_reduce_sum_f32(buffer, buffer, -1);
+              coll::allReduceSum<float>(buffer, buffer, -1);
             }),
-            "zrt_all_reduce_sum_f32: count = -1 is negative");
+            "zrt_collective_run(all_reduce sum f32): count = -1 is negative");
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_all_gather_f32(nullptr, buffer, 2);
+              coll::allGather<float>(nullptr, buffer, 2);
             }),
-            "zrt_all_gather_f32: in is NULL");
+            "zrt_collective_run(all_gather f32): in is NULL");
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_reduce_scatter_sum_f32(buffer, nullptr, 2);
+              coll::reduceScatterSum<float>(buffer, nullptr, 2);
             }),
-            "zrt_reduce_scatter_sum_f32: out is NULL");
+            "zrt_collective_run(reduce_scatter sum f32): out is NULL");
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_all_reduce_max_f32(buffer, buffer + 1, 4);
+              coll::allReduceMax<float>(buffer, buffer + 1, 4);
             }),
-            "zrt_all_reduce_max_f32: in and out overlap (in place needs out "
+            "zrt_collective_run(all_reduce max f32): in and out overlap (in place needs out "
             "== in)");
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_reduce_scatter_sum_f32(buffer + 1, buffer, 4);
+              coll::reduceScatterSum<float>(buffer + 1, buffer, 4);
             }),
-            "zrt_reduce_scatter_sum_f32: out overlaps in other than at a "
+            "zrt_collective_run(reduce_scatter sum f32): out overlaps in other than at a "
             "block boundary (in place needs out == in + q * count, 0 <= q < "
             "N)");
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_all_gather_f32(buffer + 2, buffer, 4);
+              coll::allGather<float>(buffer + 2, buffer, 4);
             }),
-            "zrt_all_gather_f32: in and out overlap (in place needs in == "
+            "zrt_collective_run(all_gather f32): in and out overlap (in place needs in == "
             "out + rank * count)");
   EXPECT_CONTAINS(fatalMessageOf([&] {
-                    zrt_all_reduce_sum_f64(reinterpret_cast<double *>(buffer),
+                    coll::allReduceSum<double>(reinterpret_cast<double *>(buffer),
                                            reinterpret_cast<double *>(buffer),
                                            INT64_MAX / 2);
                   }),
@@ -255,10 +332,10 @@ TEST_F(RuntimeComm, StartedCollectivesAreCopies) {
   std::vector<float> a(in.size()), b(in.size()), c(in.size());
   std::vector<double> d = specialValues<double>(), e(d.size());
   const int64_t n = static_cast<int64_t>(in.size());
-  int64_t r1 = zrt_all_reduce_sum_start_f32(in.data(), a.data(), n);
-  int64_t r2 = zrt_reduce_scatter_sum_start_f32(in.data(), b.data(), n);
-  int64_t r3 = zrt_all_gather_start_f32(in.data(), c.data(), n);
-  int64_t r4 = zrt_all_gather_start_f64(d.data(), e.data(), n);
+  int64_t r1 = coll::allReduceSumStart<float>(in.data(), a.data(), n);
+  int64_t r2 = coll::reduceScatterSumStart<float>(in.data(), b.data(), n);
+  int64_t r3 = coll::allGatherStart<float>(in.data(), c.data(), n);
+  int64_t r4 = coll::allGatherStart<double>(d.data(), e.data(), n);
   EXPECT_GT(r1, 0);
   EXPECT_EQ(r2, r1 + 1);
   EXPECT_EQ(r3, r2 + 1);
@@ -280,23 +357,23 @@ TEST_F(RuntimeComm, StartedCollectivesAreCopies) {
 TEST_F(RuntimeComm, StartedCollectiveErrors) {
   float buffer[8] = {};
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_all_gather_start_f32(buffer, buffer + 4, -2);
+              coll::allGatherStart<float>(buffer, buffer + 4, -2);
             }),
-            "zrt_all_gather_start_f32: count = -2 is negative");
+            "zrt_collective_start(all_gather f32): count = -2 is negative");
   EXPECT_EQ(fatalMessageOf([&] {
-              zrt_reduce_scatter_sum_start_f64(nullptr, nullptr, 3);
+              coll::reduceScatterSumStart<double>(nullptr, nullptr, 3);
             }),
-            "zrt_reduce_scatter_sum_start_f64: in is NULL");
-  int64_t bad = zrt_all_gather_start_f32(buffer + 2, buffer, 4);
+            "zrt_collective_start(reduce_scatter sum f64): in is NULL");
+  int64_t bad = coll::allGatherStart<float>(buffer + 2, buffer, 4);
   EXPECT_EQ(fatalMessageOf([&] { zrt_wait(bad); }),
-            "zrt_all_gather_start_f32: in and out overlap (in place needs "
+            "zrt_collective_start(all_gather f32): in and out overlap (in place needs "
             "in == out + rank * count)");
   EXPECT_EQ(fatalMessageOf([&] { zrt_wait(bad); }), "<no fatal error>");
   EXPECT_CONTAINS(fatalMessageOf([&] { zrt_wait(bad + 100); }),
                   "zrt_wait: request");
   EXPECT_CONTAINS(fatalMessageOf([&] { zrt_wait(0); }), "was never started");
   float x = 2.0f, y = 0.0f;
-  zrt_wait(zrt_all_reduce_sum_start_f32(&x, &y, 1));
+  zrt_wait(coll::allReduceSumStart<float>(&x, &y, 1));
   EXPECT_EQ(y, 2.0f);
 }
 
@@ -306,13 +383,13 @@ TEST_F(RuntimeComm, StartedCollectiveErrors) {
 TEST_F(RuntimeComm, TraceRecordsTheStep) {
   float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1}, c[4] = {};
   float x = 1.0f, y = 0.0f;
-  zrt_all_reduce_sum_f32(&x, &y, 1); // before the start: not recorded
+  coll::allReduceSum<float>(&x, &y, 1); // before the start: not recorded
   zrt_trace_start();
   zrt_gemm_f32(0, 0, 2, 2, 3, a, 3, b, 2, 0.0f, c, 2);
-  zrt_all_reduce_sum_f32(&x, &y, 1);
-  zrt_wait(zrt_all_gather_start_f32(&x, &y, 1));
+  coll::allReduceSum<float>(&x, &y, 1);
+  zrt_wait(coll::allGatherStart<float>(&x, &y, 1));
   zrt_trace_stop();
-  zrt_all_reduce_sum_f32(&x, &y, 1); // after the stop: not recorded
+  coll::allReduceSum<float>(&x, &y, 1); // after the stop: not recorded
   ASSERT_EQ(zrt_trace_count(), 5u);
   std::vector<zrt_trace_event> events(5);
   for (size_t i = 0; i < events.size(); ++i)
@@ -358,7 +435,7 @@ TEST_F(RuntimeComm, SimLinkArguments) {
             0);
   // A world of one sends nothing and waits for no link.
   float x = 1.0f, y = 0.0f;
-  zrt_all_reduce_sum_f32(&x, &y, 1);
+  coll::allReduceSum<float>(&x, &y, 1);
   EXPECT_EQ(y, 1.0f);
   EXPECT_EQ(zrt_set_sim_link(0.0, 0.0), 0);
 }
@@ -373,8 +450,8 @@ TEST_F(RuntimeComm, BucketSetting) {
 
 TEST_F(RuntimeComm, ResetClearsCounters) {
   float x = 1.0f;
-  zrt_all_reduce_sum_f32(&x, &x, 1);
-  zrt_all_reduce_scalar_sum_f32(x);
+  coll::allReduceSum<float>(&x, &x, 1);
+  coll::scalarSum<float>(x);
   EXPECT_EQ(commStats().calls[ZRT_ALL_REDUCE], 1u);
   zrt_reset_comm_stats();
   expectCalls(0, 0, 0, 0);
@@ -386,7 +463,7 @@ TEST_F(RuntimeComm, ShutdownKeepsWorldOfOne) {
   zrt_shutdown();
   EXPECT_EQ(zrt_world_size(), 1);
   float in = 3.0f, out = 0.0f;
-  zrt_all_reduce_sum_f32(&in, &out, 1);
+  coll::allReduceSum<float>(&in, &out, 1);
   EXPECT_EQ(out, 3.0f);
   ASSERT_EQ(zrt_init("cpu", 1), 0) << zrt_last_error();
   EXPECT_EQ(zrt_world_size(), 1);

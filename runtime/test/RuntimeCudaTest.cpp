@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveCalls.h"
 #include "RuntimeTestSupport.h"
 
 #include <cstring>
@@ -344,12 +345,12 @@ TEST_F(RuntimeCuda, CollectivesOfOneRankCopyOnTheDevice) {
   std::vector<float> values = {1.5f, -2.0f, 3.25f, 0.0f};
   float *in = device(values);
   float *out = device(std::vector<float>(4, 7.0f));
-  zrt_all_reduce_sum_f32(in, out, 4);
+  coll::allReduceSum<float>(in, out, 4);
   EXPECT_EQ(host(out, 4), values);
   float *gathered = device(std::vector<float>(4, 7.0f));
-  zrt_all_gather_f32(in, gathered, 4);
+  coll::allGather<float>(in, gathered, 4);
   EXPECT_EQ(host(gathered, 4), values);
-  int64_t request = zrt_reduce_scatter_sum_start_f32(in, out, 4);
+  int64_t request = coll::reduceScatterSumStart<float>(in, out, 4);
   zrt_wait(request);
   EXPECT_EQ(host(out, 4), values);
   zrt_free(in);
@@ -374,29 +375,29 @@ TEST_F(RuntimeCuda, NcclCollectivesOfOneRank) {
   // Queued on the compute stream right before the start: the collective
   // must read the values, not the zeros.
   zrt_copy(in, source, int64_t(values.size() * sizeof(float)));
-  int64_t request = zrt_all_reduce_sum_start_f32(in, out, 5);
+  int64_t request = coll::allReduceSumStart<float>(in, out, 5);
   zrt_wait(request);
   EXPECT_EQ(host(out, 5), values);
-  zrt_all_reduce_max_f32(out, out, 5);
+  coll::allReduceMax<float>(out, out, 5);
   EXPECT_EQ(host(out, 5), values);
   float *gathered = device(std::vector<float>(5, 7.0f));
-  zrt_all_gather_f32(in, gathered, 5);
+  coll::allGather<float>(in, gathered, 5);
   EXPECT_EQ(host(gathered, 5), values);
-  request = zrt_reduce_scatter_sum_start_f32(in, gathered, 5);
+  request = coll::reduceScatterSumStart<float>(in, gathered, 5);
   zrt_wait(request);
   EXPECT_EQ(host(gathered, 5), values);
   std::vector<double> wide = {0.1, -1e300, 2.5};
   double *win = device(wide);
-  zrt_all_reduce_sum_f64(win, win, 3);
+  coll::allReduceSum<double>(win, win, 3);
   EXPECT_EQ(host(win, 3), wide);
   std::vector<uint16_t> half = toBf16(std::vector<double>{1.0, -2.5, 0.375});
   uint16_t *hin = device(half);
   uint16_t *hout = device(std::vector<uint16_t>(3, 0));
-  request = zrt_all_gather_start_bf16(hin, hout, 3);
+  request = coll::allGatherStart<uint16_t>(hin, hout, 3);
   zrt_wait(request);
   EXPECT_EQ(host(hout, 3), half);
   // No elements: nothing runs, and the start's mark goes back.
-  zrt_wait(zrt_all_reduce_sum_start_f32(in, out, 0));
+  zrt_wait(coll::allReduceSumStart<float>(in, out, 0));
   ASSERT_EQ(unsetenv("ZERO_TEST_NCCL_WORLD_OF_ONE"), 0);
   for (void *p : {(void *)source, (void *)in, (void *)out, (void *)gathered,
                   (void *)win, (void *)hin, (void *)hout})

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveCalls.h"
 #include "zero/runtime.h"
 
 // The runtime's bf16 conversions (header-only, runtime/lib).
@@ -174,26 +175,26 @@ void counted(const char *what, zrt_collective kind, uint64_t bytes,
 
 template <typename T> struct Api;
 template <> struct Api<float> {
-  static constexpr auto allReduceSum = zrt_all_reduce_sum_f32;
-  static constexpr auto allReduceMax = zrt_all_reduce_max_f32;
-  static constexpr auto reduceScatter = zrt_reduce_scatter_sum_f32;
-  static constexpr auto allGather = zrt_all_gather_f32;
-  static constexpr auto scalarSum = zrt_all_reduce_scalar_sum_f32;
-  static constexpr auto scalarMax = zrt_all_reduce_scalar_max_f32;
-  static constexpr auto allReduceSumStart = zrt_all_reduce_sum_start_f32;
-  static constexpr auto reduceScatterStart = zrt_reduce_scatter_sum_start_f32;
-  static constexpr auto allGatherStart = zrt_all_gather_start_f32;
+  static constexpr auto allReduceSum = coll::allReduceSum<float>;
+  static constexpr auto allReduceMax = coll::allReduceMax<float>;
+  static constexpr auto reduceScatter = coll::reduceScatterSum<float>;
+  static constexpr auto allGather = coll::allGather<float>;
+  static constexpr auto scalarSum = coll::scalarSum<float>;
+  static constexpr auto scalarMax = coll::scalarMax<float>;
+  static constexpr auto allReduceSumStart = coll::allReduceSumStart<float>;
+  static constexpr auto reduceScatterStart = coll::reduceScatterSumStart<float>;
+  static constexpr auto allGatherStart = coll::allGatherStart<float>;
 };
 template <> struct Api<double> {
-  static constexpr auto allReduceSum = zrt_all_reduce_sum_f64;
-  static constexpr auto allReduceMax = zrt_all_reduce_max_f64;
-  static constexpr auto reduceScatter = zrt_reduce_scatter_sum_f64;
-  static constexpr auto allGather = zrt_all_gather_f64;
-  static constexpr auto scalarSum = zrt_all_reduce_scalar_sum_f64;
-  static constexpr auto scalarMax = zrt_all_reduce_scalar_max_f64;
-  static constexpr auto allReduceSumStart = zrt_all_reduce_sum_start_f64;
-  static constexpr auto reduceScatterStart = zrt_reduce_scatter_sum_start_f64;
-  static constexpr auto allGatherStart = zrt_all_gather_start_f64;
+  static constexpr auto allReduceSum = coll::allReduceSum<double>;
+  static constexpr auto allReduceMax = coll::allReduceMax<double>;
+  static constexpr auto reduceScatter = coll::reduceScatterSum<double>;
+  static constexpr auto allGather = coll::allGather<double>;
+  static constexpr auto scalarSum = coll::scalarSum<double>;
+  static constexpr auto scalarMax = coll::scalarMax<double>;
+  static constexpr auto allReduceSumStart = coll::allReduceSumStart<double>;
+  static constexpr auto reduceScatterStart = coll::reduceScatterSumStart<double>;
+  static constexpr auto allGatherStart = coll::allGatherStart<double>;
 };
 
 std::string label(const char *op, const char *type, int64_t count,
@@ -475,9 +476,9 @@ void checkSimLink() {
   for (bool started : {false, true}) {
     auto t0 = std::chrono::steady_clock::now();
     if (started)
-      zrt_wait(zrt_all_gather_start_f32(in.data(), out.data(), count));
+      zrt_wait(coll::allGatherStart<float>(in.data(), out.data(), count));
     else
-      zrt_all_gather_f32(in.data(), out.data(), count);
+      coll::allGather<float>(in.data(), out.data(), count);
     double took = std::chrono::duration<double>(
                       std::chrono::steady_clock::now() - t0)
                       .count();
@@ -497,10 +498,10 @@ void checkSimLink() {
     if (rank == worldSize - 1)
       std::this_thread::sleep_for(std::chrono::milliseconds(30));
     const double called = seconds();
-    zrt_wait(zrt_all_gather_start_f32(in.data(), out.data(), count));
+    zrt_wait(coll::allGatherStart<float>(in.data(), out.data(), count));
     const double done = seconds();
     CHECK(zrt_set_sim_link(0.0, 0.0) == 0, "%s", zrt_last_error());
-    const double lastCall = zrt_all_reduce_scalar_max_f64(called);
+    const double lastCall = coll::scalarMax<double>(called);
     CHECK(done >= lastCall + modelled,
           "rank %d completed an all-gather %g s after the last rank called "
           "it, under a link that needs %g s",
@@ -578,7 +579,7 @@ void checkBF16() {
     }
     zrt_reset_comm_stats();
     std::vector<uint16_t> sum(static_cast<std::size_t>(c), 0xffff);
-    zrt_all_reduce_sum_bf16(mine.data(), sum.data(), c);
+    coll::allReduceSum<uint16_t>(mine.data(), sum.data(), c);
     CHECK(firstDifference(sum.data(), expected.data(), c) < 0,
           "bf16 all-reduce of %lld differs from the f32-accumulated "
           "reference at %lld",
@@ -590,8 +591,8 @@ void checkBF16() {
       blocks.insert(blocks.end(), mine.begin(), mine.end());
     std::vector<uint16_t> shard(static_cast<std::size_t>(c)),
         gathered(static_cast<std::size_t>(c * worldSize));
-    zrt_reduce_scatter_sum_bf16(blocks.data(), shard.data(), c);
-    zrt_all_gather_bf16(shard.data(), gathered.data(), c);
+    coll::reduceScatterSum<uint16_t>(blocks.data(), shard.data(), c);
+    coll::allGather<uint16_t>(shard.data(), gathered.data(), c);
     for (int r = 0; r < worldSize; ++r)
       CHECK(firstDifference(gathered.data() + r * c, expected.data(), c) < 0,
             "bf16 all-gather(reduce-scatter) block %d differs", r);
@@ -608,17 +609,17 @@ void checkBF16() {
   // never leaves 1 (each addend is below half the spacing 2^-7), the f32
   // sum 1 + (N-1) 2^-9 rounds to 1 + 2^-7 from N = 4 on.
   uint16_t x = zero::runtime::floatToBF16(rank == 0 ? 1.0f : std::ldexp(1.0f, -9)), y = 0;
-  zrt_all_reduce_sum_bf16(&x, &y, 1);
+  coll::allReduceSum<uint16_t>(&x, &y, 1);
   float want = worldSize >= 4 ? 1.0f + std::ldexp(1.0f, -7) : 1.0f;
   CHECK(zero::runtime::bf16ToFloat(y) == want, "bf16 sum %g, expected %g", zero::runtime::bf16ToFloat(y), want);
   // Started forms complete to the same bits.
   std::vector<uint16_t> mine = bf16Data(rank, 7), out(7), gathered(7 * worldSize);
-  zrt_wait(zrt_all_reduce_sum_start_bf16(mine.data(), out.data(), 7));
+  zrt_wait(coll::allReduceSumStart<uint16_t>(mine.data(), out.data(), 7));
   std::vector<uint16_t> blocking(7);
-  zrt_all_reduce_sum_bf16(mine.data(), blocking.data(), 7);
+  coll::allReduceSum<uint16_t>(mine.data(), blocking.data(), 7);
   CHECK(firstDifference(out.data(), blocking.data(), 7) < 0,
         "started bf16 all-reduce differs");
-  zrt_wait(zrt_all_gather_start_bf16(mine.data(), gathered.data(), 7));
+  zrt_wait(coll::allGatherStart<uint16_t>(mine.data(), gathered.data(), 7));
   for (int r = 0; r < worldSize; ++r)
     CHECK(firstDifference(gathered.data() + r * 7, bf16Data(r, 7).data(), 7) <
               0,
@@ -637,7 +638,7 @@ void checkArena() {
   std::vector<float> in(count * N), out(count), plain(count);
   for (int64_t i = 0; i < count * N; ++i)
     in[i] = float((i * 7 + rank * 13) % 101) / 8.0f;
-  zrt_reduce_scatter_sum_f32(in.data(), plain.data(), count);
+  coll::reduceScatterSum<float>(in.data(), plain.data(), count);
   zrt_reset_peaks();
   zrt_memory_stats before = memoryStats();
   const uint64_t scratch = N > 1 ? uint64_t(N) * count * sizeof(float) : 0;
@@ -649,7 +650,7 @@ void checkArena() {
         (unsigned long long)scratch,
         (unsigned long long)(reserved.current[ZRT_COMM] -
                              before.current[ZRT_COMM]));
-  zrt_wait(zrt_reduce_scatter_sum_start_f32(in.data(), out.data(), count));
+  zrt_wait(coll::reduceScatterSumStart<float>(in.data(), out.data(), count));
   zrt_memory_stats after = memoryStats();
   CHECK(after.num_allocs == reserved.num_allocs,
         "a reduce-scatter within the arena allocated %llu blocks",
@@ -671,7 +672,7 @@ void checkArena() {
   if (N > 1) {
     zrt_comm_reserve(int64_t(scratch - 1));
     zrt_memory_stats small = memoryStats();
-    zrt_wait(zrt_reduce_scatter_sum_start_f32(in.data(), out.data(), count));
+    zrt_wait(coll::reduceScatterSumStart<float>(in.data(), out.data(), count));
     CHECK(memoryStats().num_allocs == small.num_allocs + 1,
           "scratch that does not fit the arena is allocated");
     CHECK(out == plain, "a reduce-scatter beside the arena differs");
@@ -691,7 +692,7 @@ int runChecks(int expectedSize) {
   // The ranks agree on who is who.
   double me = rank;
   std::vector<double> ranks(worldSize, -1.0);
-  zrt_all_gather_f64(&me, ranks.data(), 1);
+  coll::allGather<double>(&me, ranks.data(), 1);
   for (int r = 0; r < worldSize; ++r)
     CHECK(ranks[r] == r, "all-gathered rank %d is %g", r, ranks[r]);
 
@@ -719,7 +720,7 @@ int runChecks(int expectedSize) {
   std::string message = "<none>";
   float a = 1.0f, b = 0.0f;
   try {
-    zrt_all_reduce_sum_f32(&a, &b, 1);
+    coll::allReduceSum<float>(&a, &b, 1);
   } catch (const Failure &f) {
     message = f.message;
   }
@@ -764,7 +765,7 @@ int main(int argc, char **argv) {
       zrt_abort(message.c_str());
     }
     float x = 1.0f;
-    zrt_all_reduce_sum_f32(&x, &x, 1); // waits for the rank that gave up
+    coll::allReduceSum<float>(&x, &x, 1); // waits for the rank that gave up
     std::fprintf(stderr, "rank %d: the all-reduce returned\n", rank);
     return 0;
   }
@@ -772,7 +773,7 @@ int main(int argc, char **argv) {
     if (last)
       zrt_gemm_f32(0, 0, -1, 2, 2, nullptr, 2, nullptr, 2, 0.0f, nullptr, 2);
     float x = 1.0f;
-    zrt_all_reduce_sum_f32(&x, &x, 1);
+    coll::allReduceSum<float>(&x, &x, 1);
     std::fprintf(stderr, "rank %d: the all-reduce returned\n", rank);
     return 0;
   }
@@ -780,8 +781,8 @@ int main(int argc, char **argv) {
     // Rank 0 expects 4 elements per rank, the others send 8.
     const int64_t count = rank == 0 ? 4 : 8;
     std::vector<float> in(count, 1.0f), out(count * worldSize);
-    zrt_all_gather_f32(in.data(), out.data(), count);
-    zrt_all_gather_f32(in.data(), out.data(), count);
+    coll::allGather<float>(in.data(), out.data(), count);
+    coll::allGather<float>(in.data(), out.data(), count);
     std::fprintf(stderr, "rank %d: the all-gathers returned\n", rank);
     zrt_shutdown();
     return 0;
@@ -791,7 +792,7 @@ int main(int argc, char **argv) {
     // zrt_wait.
     const int64_t count = rank == 0 ? 4 : 8;
     std::vector<float> in(count, 1.0f), out(count * worldSize);
-    int64_t request = zrt_all_gather_start_f32(in.data(), out.data(), count);
+    int64_t request = coll::allGatherStart<float>(in.data(), out.data(), count);
     zrt_wait(request);
     std::fprintf(stderr, "rank %d: the wait returned\n", rank);
     zrt_shutdown();

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveCalls.h"
 #include "zero/runtime.h"
 
 #include "Backend.h"
@@ -153,7 +154,7 @@ int runChecks(int expected) {
 
   // Started: the mark taken at the start is the one the collective waits
   // for, and the wait polls until the device says done.
-  int64_t request = zrt_all_reduce_sum_start_f32(in, out, 4);
+  int64_t request = coll::allReduceSumStart<float>(in, out, 4);
   zrt_wait(request);
   if (!device) {
     CHECK(d.opens == 0 && d.kinds.empty() && d.issued.empty(),
@@ -173,19 +174,19 @@ int runChecks(int expected) {
         (long long)d.polls);
 
   // Blocking: no mark, it waits for everything queued.
-  zrt_all_gather_f32(in, out, 4);
+  coll::allGather<float>(in, out, 4);
   CHECK(d.startedWith.size() == 2 && d.startedWith[1] == -1,
         "the blocking all-gather waited for mark %lld",
         d.startedWith.size() < 2 ? -2LL : (long long)d.startedWith[1]);
   // No elements: nothing runs and the start's mark goes back.
-  zrt_wait(zrt_reduce_scatter_sum_start_f32(in, out, 0));
+  zrt_wait(coll::reduceScatterSumStart<float>(in, out, 0));
   CHECK(d.startedWith.size() == 2 && d.issued.size() == 2 &&
             d.dropped.size() == 1 && d.dropped[0] == d.issued[1],
         "a start of no elements: %zu collectives, %zu marks, %zu dropped",
         d.startedWith.size(), d.issued.size(), d.dropped.size());
   // Two started at once complete in order, each with its own mark.
-  int64_t first = zrt_reduce_scatter_sum_start_f32(in, out, 4);
-  int64_t second = zrt_all_gather_start_f32(in, out, 4);
+  int64_t first = coll::reduceScatterSumStart<float>(in, out, 4);
+  int64_t second = coll::allGatherStart<float>(in, out, 4);
   zrt_wait(second);
   zrt_wait(first);
   CHECK(d.startedWith.size() == 4 && d.issued.size() == 4 &&
@@ -206,7 +207,7 @@ int runChecks(int expected) {
   }
   std::vector<float> mine(32), all(32 * std::size_t(N));
   std::memcpy(mine.data(), d.id, sizeof d.id);
-  zrt_all_gather_f32(mine.data(), all.data(), 32);
+  coll::allGather<float>(mine.data(), all.data(), 32);
   for (int r = 0; r < N; ++r)
     CHECK(std::memcmp(all.data() + 32 * r, all.data(), sizeof d.id) == 0,
           "rank %d holds another id than rank 0's", r);
@@ -246,7 +247,7 @@ int main(int argc, char **argv) {
     fake().stall = true;
     zrt_set_comm_timeout(1.0);
     float x[4] = {1, 2, 3, 4}, y[4];
-    int64_t request = zrt_all_reduce_sum_start_f32(x, y, 4);
+    int64_t request = coll::allReduceSumStart<float>(x, y, 4);
     zrt_wait(request);
     std::fprintf(stderr, "rank %d: the stalled collective returned\n", rank);
     return 0;
@@ -255,14 +256,14 @@ int main(int argc, char **argv) {
     // A device collective made the world's communicator on fake-device;
     // one on another backend before zrt_shutdown is an error.
     float x[4] = {1, 2, 3, 4}, y[4];
-    zrt_all_reduce_sum_f32(x, y, 4);
+    coll::allReduceSum<float>(x, y, 4);
     static FakeDevice other("fake-device-2");
     registerTestBackend("fake-device-2", other);
     if (zrt_init("fake-device-2", 1) != 0) {
       std::fprintf(stderr, "device-comm-test: zrt_init: %s\n", zrt_last_error());
       return 1;
     }
-    zrt_all_reduce_sum_f32(x, y, 4);
+    coll::allReduceSum<float>(x, y, 4);
     std::fprintf(stderr, "rank %d: the second backend's collective ran\n",
                  rank);
     return 0;

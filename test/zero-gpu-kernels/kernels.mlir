@@ -87,14 +87,15 @@ func.func private @step_loop2(%x: memref<32xf32>, %s: memref<f32>) {
 // CHECK:         memref.extract_aligned_pointer_as_index %[[SLOT]]
 // CHECK:         call @zrt_copy_to_host({{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
 // CHECK:         %[[LOSS:.*]] = memref.load %[[SLOT]][] : memref<f32>
-// CHECK:         call @zrt_all_reduce_scalar_sum_f32(%[[LOSS]])
+// CHECK:         %[[WIDE:.*]] = arith.extf %[[LOSS]]
+// CHECK:         call @zrt_collective_scalar(%{{.*}}, %[[WIDE]])
 // CHECK:         scf.for
 // CHECK:           call @zrt_gemm_f32
 // CHECK:           gpu.launch
 // CHECK:             memref.store
 // CHECK:         return
 // CHECK:       func.func private @zrt_copy_to_host(!llvm.ptr, !llvm.ptr, i64)
-func.func private @zrt_all_reduce_scalar_sum_f32(f32) -> f32
+func.func private @zrt_collective_scalar(i32, f64) -> f64
 func.func private @zrt_gemm_f32(i64)
 func.func @train_step(%x: memref<32xf32>, %loss: memref<f32>) {
   %c0 = arith.constant 0 : index
@@ -107,7 +108,10 @@ func.func @train_step(%x: memref<32xf32>, %loss: memref<f32>) {
   memref.store %zero, %acc[] : memref<f32>
   call @step_loop2(%x, %acc) : (memref<32xf32>, memref<f32>) -> ()
   %v = memref.load %acc[] : memref<f32>
-  %r = call @zrt_all_reduce_scalar_sum_f32(%v) : (f32) -> f32
+  %sum = arith.constant 259 : i32
+  %w = arith.extf %v : f32 to f64
+  %rw = call @zrt_collective_scalar(%sum, %w) : (i32, f64) -> f64
+  %r = arith.truncf %rw : f64 to f32
   memref.dealloc %acc : memref<f32>
   scf.for %m = %c0 to %c3 step %c1 {
     func.call @zrt_gemm_f32(%k) : (i64) -> ()

@@ -32,13 +32,12 @@
 // buffer.
 // BUF-LABEL: func.func @train_step(
 // BUF: %[[HG:.*]] = memref.alloc() {alignment = 64 : i64, zero.category = "grads", zero.space = "host"} : memref<4xf32>
-// BUF: call @zrt_copy_start(
+// BUF: zero.copy_start
 // BUF: %[[HW:.*]] = memref.alloc() {alignment = 64 : i64, zero.category = "params", zero.space = "host"} : memref<4xf32>
-// BUF: call @zrt_copy_start(
+// BUF: zero.copy_start
 // BUF: linalg.generic {{.*}} ins(%[[HG]] : memref<4xf32>) outs(%[[HW]], %{{.*}} : memref<4xf32>, memref<4xf32>) attrs = {zero.space = "host"}
 // BUF: memref.alloc() {alignment = 64 : i64, zero.category = "params"} : memref<4xf32>
-// BUF: call @zrt_copy_start(
-// BUF: func.func private @zrt_copy_start(!llvm.ptr, !llvm.ptr, i64) -> i64
+// BUF: zero.copy_start
 
 // The report counts host memory apart: the state (16 bytes), the gradient
 // and parameter shards' copies (64 bytes each, the runtime's alignment).

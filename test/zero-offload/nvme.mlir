@@ -3,7 +3,7 @@
 // RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" | FileCheck %s --check-prefix=ALL
 // RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme read-ahead=1" | FileCheck %s --check-prefix=ALL1
 // RUN: zero-opt %s -split-input-file --zero-offload | FileCheck %s --check-prefix=NONE
-// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" --zero-bufferize-step | FileCheck %s --check-prefix=LOWER
+// RUN: zero-opt %s -split-input-file --zero-offload="optimizer=nvme params=nvme" --zero-bufferize-step --zero-collectives-to-runtime | FileCheck %s --check-prefix=LOWER
 // Placement of the NVMe tier's transfers on a hand-written stage-3 step:
 // two parameter shards (gathered, used, updated with momentum SGD) and one
 // momentum state each.
@@ -139,7 +139,7 @@ module {
 // NONE-SAME: %{{[^:]*}}: tensor<4xf32> {zero.sharded, zero.state
 // NONE-NOT: zero.read_start
 
-// Bufferized: extents become i64 handles that remember their tensor; each
+// Bufferized and lowered: extents become i64 handles that remember their tensor; each
 // read goes into a 4096-aligned staging buffer of 4096 bytes, updated in
 // place and written back from it (no copy).
 // LOWER-LABEL: func.func @train_step

@@ -13,6 +13,7 @@
 #define ZERO_ANALYSIS_STEPMEMORY_H
 
 #include "zero/Analysis/Allocations.h"
+#include "zero/Analysis/Collectives.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -34,13 +35,6 @@ inline constexpr llvm::StringLiteral kMemoryCategories[kNumMemoryCategories] = {
 /// The runtime's NVMe extents start at and round up to this many bytes
 /// (runtime.h, "NVMe offload").
 inline constexpr int64_t kNvmeBlock = 4096;
-
-/// The ZRT_COMM scratch buffers the runtime's collective `call` (a call
-/// of a zrt_* entry point) takes while it runs on a world of `worldSize`
-/// ranks, in the order it takes them; none for other calls. A piece whose
-/// size overflows int64 is INT64_MAX.
-SmallVector<int64_t, 2> commScratchPieces(func::CallOp call,
-                                          int64_t worldSize);
 
 /// The bytes an arena needs to hold `pieces`, each at the next
 /// ZRT_COMM_ARENA_ALIGNMENT boundary after the one before, as the runtime

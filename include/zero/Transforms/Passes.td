@@ -104,8 +104,8 @@ def ZeroPrepareBufferizationPass
         -> ... attributes {zero.role = "optimizer"}
     ```
   }];
-  // The shard collectives' bufferization models (ShardToRuntime.cpp) emit
-  // runtime calls on pointers during the upstream bufferization that follows.
+  // The shard collectives' bufferization models (BufferizeCollectives.cpp)
+  // make memrefs during the upstream bufferization that follows.
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
@@ -749,48 +749,43 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
   ];
 }
 
-def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
-  let summary = "Lower what is left of the shard dialect to runtime calls";
+def ZeroCommBuffersPass : Pass<"zero-comm-buffers", "::mlir::ModuleOp"> {
+  let summary = "Place the buffers of a bufferized step's collectives";
   let description = [{
-    The collectives themselves (`shard.all_gather`, `shard.reduce_scatter`,
-    `shard.all_reduce` on tensors) are lowered during one-shot bufferization
-    by the external BufferizableOpInterface models of
-    lib/Conversion/ShardToRuntime.cpp: each gets a fresh result buffer and a
-    call of the runtime's collective (`zrt_all_gather_f32`, ...; rank-0
-    all-reduces use the scalar entry points). This pass then replaces
-    `shard.process_linear_index` with the runtime's rank and erases the
-    grid, so that nothing of the shard dialect reaches the LLVM lowering.
-    Any other shard op left is a located error. Started collectives in
-    memref form (`zero.*_start`, `zero.wait`, made by zero-schedule and
-    bufferized by the models of the same file) are lowered here by
-    conversion patterns to `zrt_*_start_*` calls returning the request
-    (`!zero.token` becomes `i64`) and `zrt_wait`; in a function with
-    `zero.world_size`, the started reductions' scratch comes from the
-    runtime's communication arena, held between fixed points: in each run
-    of overlapping start-to-wait intervals, `zrt_comm_reserve(bytes)`
-    before every start that needs more than the run has reserved, and
-    `zrt_comm_release()` after the wait that ends the run
-    (docs/runtime-abi.md, "The communication arena"), which
-    zero-memory-report counts the same. With `target=cuda` there is no
-    arena: the CUDA backend's collectives take none of the runtime's memory
-    (a world of one copies; more ranks are NCCL's, whose buffers are its
-    own). It also moves the
-    `zero.category` a reduction's runtime call carries (the category of the
-    full gradient it reads, which one-shot bufferization had not yet
-    materialized when the call was made) to the allocation of that buffer,
-    and the `zero.category` of a linalg op on buffers (zero-partition's
-    gradient accumulators and their rounding to bf16) to the allocations
-    it writes.
+    Runs on the bufferized step, whose collectives are typed ops on buffers
+    (`zero.all_gather`, `zero.reduce_scatter`, `zero.all_reduce`, the
+    memref forms of `zero.*_start` and `zero.wait`), before anything
+    predicts its memory:
+    - the `zero.category` a reduction carries (the category of the full
+      gradient it reads, which one-shot bufferization had not materialized
+      when it made the op) moves to the allocation of that buffer, and the
+      `zero.category` of a linalg op on buffers (zero-partition's gradient
+      accumulators and their rounding to bf16) to the allocations it
+      writes;
+    - a buffer that only host operations, copies to the device and
+      deallocations use is marked `zero.space = "host"`;
+    - with `target=cpu`, in a function with `zero.world_size`, the started
+      reductions' scratch comes from the runtime's communication arena,
+      held between fixed points: in each run of overlapping start-to-wait
+      intervals, `zero.comm_reserve` before every start that needs more
+      than the run has reserved, and `zero.comm_release` after the wait
+      that ends the run (docs/runtime-abi.md, "The communication arena"),
+      which zero-memory-report counts the same. With `target=cuda` there
+      is no arena: the CUDA backend's collectives take none of the
+      runtime's memory (a world of one copies; more ranks are NCCL's,
+      whose buffers are its own).
 
     Before:
     ```mlir
-    shard.grid @zero_grid(shape = 2)
-    %r = shard.process_linear_index on @zero_grid : index
+    %t = zero.reduce_scatter_start %g into %s : memref<8xf32> into memref<4xf32>
+    zero.wait %t keep(%g, %s : memref<8xf32>, memref<4xf32>)
     ```
-    After:
+    After (2 ranks):
     ```mlir
-    %rank = func.call @zrt_world_rank() : () -> i32
-    %r = arith.index_cast %rank : i32 to index
+    zero.comm_reserve 64
+    %t = zero.reduce_scatter_start %g into %s : memref<8xf32> into memref<4xf32>
+    zero.wait %t keep(%g, %s : memref<8xf32>, memref<4xf32>)
+    zero.comm_release
     ```
   }];
   let options = [
@@ -799,9 +794,49 @@ def ZeroShardToRuntimePass : Pass<"zero-shard-to-runtime", "::mlir::ModuleOp"> {
                      "communication arena; target=cuda: no scratch, no "
                      "arena)">
   ];
+}
+
+def ZeroCollectivesToRuntimePass
+    : Pass<"zero-collectives-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower the typed collectives and transfers to runtime calls";
+  let description = [{
+    The one conversion from the step's collectives to the runtime's C ABI
+    (runtime.h), modelled on upstream convert-shard-to-mpi: a type
+    converter (`!zero.token` and `!zero.extent` become the runtime's `i64`
+    handles), the ops illegal, `applyPartialConversion`. Every collective
+    becomes a call of one entry point with its descriptor
+    (`zrt_make_collective_op`: kind, reduction, element type) as an `i32`
+    constant:
+    - `zero.all_gather`, `zero.reduce_scatter`, `zero.all_reduce`:
+      `zrt_collective_run(op, in, out, count)`; an all-reduce of a rank-0
+      f32 or f64 buffer goes by value to `zrt_collective_scalar`;
+    - `zero.*_start`: `zrt_collective_start(op, in, out, count)`, which
+      returns the request, and `zero.wait` becomes `zrt_wait(request)`;
+    - `zero.copy_start`: `zrt_copy_start`; `zero.read_start` and
+      `zero.write_start`: `zrt_nvme_read_start`, `zrt_nvme_write_start`;
+    - `zero.comm_reserve`, `zero.comm_release`: `zrt_comm_reserve`,
+      `zrt_comm_release`;
+    - `shard.process_linear_index`: `zrt_world_rank`; the grid is erased.
+    Any other shard op left is a located error, as is an element type the
+    runtime's collectives do not take. An `!zero.extent` argument keeps its
+    tensor type as `zero.extent` for the step ABI.
+
+    Before:
+    ```mlir
+    zero.all_gather %s into %f : memref<4xf32> into memref<8xf32>
+    ```
+    After:
+    ```mlir
+    %op = arith.constant 2 : i32
+    %n = arith.constant 4 : i64
+    call @zrt_collective_run(%op, %in, %out, %n)
+        : (i32, !llvm.ptr, !llvm.ptr, i64) -> ()
+    ```
+  }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
-                           "::mlir::LLVM::LLVMDialect"];
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def ZeroAllocCategoriesPass

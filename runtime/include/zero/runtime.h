@@ -538,7 +538,7 @@ ZRT_API int zrt_get_num_threads(void);
  * reduction order below holds on host memory only. zero-compile does not
  * build GPU steps for several ranks yet: NCCL has run on no machine with
  * several GPUs), contiguous, `count` elements of
- * the type the name says. `count` may be 0 (no effect, pointers may be
+ * the descriptor's element type. `count` may be 0 (no effect, pointers may be
  * NULL, the call is counted with 0 bytes); a negative count, a NULL buffer
  * with count > 0, a size overflow or an overlap of `in` and `out` other
  * than the in-place forms named below go to the fatal handler.
@@ -612,58 +612,112 @@ ZRT_API ZRT_NORETURN void zrt_abort(const char *message);
 #define ZRT_ABORT_ALL_GRACE_SECONDS 10
 ZRT_API ZRT_NORETURN void zrt_abort_all(const char *message);
 
-/* out[i] = x_0[i] + ... + x_{N-1}[i] for i < count, where x_r is `in` on
- * rank r; every rank gets the whole result. In place: out == in. */
-ZRT_API void zrt_all_reduce_sum_f32(const float *in, float *out,
-                                    int64_t count);
-ZRT_API void zrt_all_reduce_sum_f64(const double *in, double *out,
-                                    int64_t count);
+/* The kinds of collective (and of the counters below). */
+typedef enum zrt_collective {
+  ZRT_ALL_REDUCE = 0,
+  ZRT_REDUCE_SCATTER = 1,
+  ZRT_ALL_GATHER = 2,
+  ZRT_SCALAR_ALL_REDUCE = 3,
+  ZRT_NUM_COLLECTIVES = 4
+} zrt_collective;
 
-/* As zrt_all_reduce_sum_*, with max as the combiner (see "Reduction order"
- * for NaN and signed zeros), e.g. for the global maximum of an optimizer's
- * partial results. Counted as ZRT_ALL_REDUCE, with the same bytes. */
-ZRT_API void zrt_all_reduce_max_f32(const float *in, float *out,
-                                    int64_t count);
-ZRT_API void zrt_all_reduce_max_f64(const double *in, double *out,
-                                    int64_t count);
+/* How a reduction combines (see "Reduction order"); an all-gather takes
+ * ZRT_REDUCE_NONE. A reduce-scatter sums. */
+typedef enum zrt_reduction {
+  ZRT_REDUCE_NONE = 0,
+  ZRT_REDUCE_SUM = 1,
+  ZRT_REDUCE_MAX = 2
+} zrt_reduction;
 
-/* `in` has N*count elements on every rank; `out` (count elements) gets
- * this rank's slice of their sum, elements [rank*count, (rank+1)*count).
- * In place: out == in + q*count for any block q in [0, N): q == rank keeps
- * the shard where it was, q == 0 is MPI's in-place convention. */
-ZRT_API void zrt_reduce_scatter_sum_f32(const float *in, float *out,
-                                        int64_t count);
-ZRT_API void zrt_reduce_scatter_sum_f64(const double *in, double *out,
-                                        int64_t count);
+/* The element types of the collectives: f32, f64, and bf16 (its bits as
+ * uint16_t: bf16 on the wire; a sum accumulates each element's N values in
+ * f32, in rank order, and rounds once to bf16, to nearest even, so the
+ * all-reduce still equals the all-gather of the reduce-scatter bit for
+ * bit). */
+typedef enum zrt_element_type {
+  ZRT_ELEMENT_F32 = 0,
+  ZRT_ELEMENT_F64 = 1,
+  ZRT_ELEMENT_BF16 = 2
+} zrt_element_type;
 
-/* `in` has count elements; `out` (N*count elements) gets rank r's `in` at
- * out + r*count, on every rank. In place: in == out + rank*count (the
- * rank's own block is already where it belongs). */
-ZRT_API void zrt_all_gather_f32(const float *in, float *out, int64_t count);
-ZRT_API void zrt_all_gather_f64(const double *in, double *out, int64_t count);
+/* A collective's descriptor: its kind (bits 0-7), reduction (bits 8-15)
+ * and element type (bits 16-23), one 32-bit value that generated code
+ * passes as a constant (IREE's iree_hal_collective_op_t is the model).
+ * The compiler builds it with zrt_make_collective_op, as callers do. */
+typedef uint32_t zrt_collective_op;
 
-/* The same on bf16 elements (their bits as uint16_t): bf16 on the wire,
- * half the bytes of f32. A sum accumulates each element's N values in f32,
- * in rank order, and rounds once to bf16 (to nearest even), so the all-reduce
- * still equals the all-gather of the reduce-scatter bit for bit. */
-ZRT_API void zrt_all_reduce_sum_bf16(const uint16_t *in, uint16_t *out,
-                                     int64_t count);
-ZRT_API void zrt_all_reduce_max_bf16(const uint16_t *in, uint16_t *out,
-                                     int64_t count);
-ZRT_API void zrt_reduce_scatter_sum_bf16(const uint16_t *in, uint16_t *out,
-                                         int64_t count);
-ZRT_API void zrt_all_gather_bf16(const uint16_t *in, uint16_t *out,
-                                 int64_t count);
+static inline zrt_collective_op
+zrt_make_collective_op(zrt_collective kind, zrt_reduction reduction,
+                       zrt_element_type element_type) {
+  return (zrt_collective_op)kind | (zrt_collective_op)reduction << 8 |
+         (zrt_collective_op)element_type << 16;
+}
 
-/* All-reduce of one scalar, returned on every rank: the sum (or max) of
- * `value` over the ranks in rank order, bitwise equal to what
- * zrt_all_reduce_*_f32/f64 computes for count == 1. For what generated code
- * and drivers reduce as scalars (loss averaging, partial norms); counted as
- * ZRT_SCALAR_ALL_REDUCE, not ZRT_ALL_REDUCE. */
-ZRT_API float zrt_all_reduce_scalar_sum_f32(float value);
-ZRT_API double zrt_all_reduce_scalar_sum_f64(double value);
-ZRT_API float zrt_all_reduce_scalar_max_f32(float value);
-ZRT_API double zrt_all_reduce_scalar_max_f64(double value);
+/* Bytes of one element of `element_type`; 0 for any other value. */
+static inline int64_t zrt_element_bytes(zrt_element_type element_type) {
+  switch (element_type) {
+  case ZRT_ELEMENT_F32:
+    return 4;
+  case ZRT_ELEMENT_F64:
+    return 8;
+  case ZRT_ELEMENT_BF16:
+    return 2;
+  }
+  return 0;
+}
+
+/* The bytes one rank sends in a collective of `kind` on `world` ranks, by
+ * the formulas of "Algorithms and bytes counted": `count` is the count
+ * argument of the entry point (elements per rank for a gather's input and
+ * a reduce-scatter's output, the whole buffer for an all-reduce, 1 for a
+ * scalar). The runtime counts this, and the compiler's cost model
+ * (zero-schedule) predicts with it. Sizes that exceed 64 bits wrap; the
+ * runtime refuses such calls before it counts them. */
+static inline uint64_t zrt_collective_bytes_sent(zrt_collective kind,
+                                                 int64_t world, int64_t count,
+                                                 int64_t element_bytes) {
+  uint64_t peers = (uint64_t)(world - 1), b = (uint64_t)element_bytes;
+  if (world <= 1 || count <= 0 || element_bytes <= 0)
+    return 0;
+  switch (kind) {
+  case ZRT_ALL_GATHER:
+  case ZRT_REDUCE_SCATTER:
+    return peers * (uint64_t)count * b;
+  case ZRT_ALL_REDUCE:
+    return 2 * peers * (uint64_t)(count / world + (count % world != 0)) * b;
+  case ZRT_SCALAR_ALL_REDUCE:
+    return peers * b;
+  default:
+    return 0;
+  }
+}
+
+/* Runs the collective `op` describes on this rank's `in` and `out`
+ * (`count` elements of its element type, as below), blocking:
+ *  - ZRT_ALL_REDUCE with ZRT_REDUCE_SUM or ZRT_REDUCE_MAX: out[i] =
+ *    x_0[i] op ... op x_{N-1}[i] for i < count, where x_r is `in` on rank
+ *    r; every rank gets the whole result. In place: out == in.
+ *  - ZRT_REDUCE_SCATTER with ZRT_REDUCE_SUM: `in` has N*count elements on
+ *    every rank; `out` (count elements) gets this rank's slice of their
+ *    sum, elements [rank*count, (rank+1)*count). In place: out == in +
+ *    q*count for any block q in [0, N): q == rank keeps the shard where it
+ *    was, q == 0 is MPI's in-place convention.
+ *  - ZRT_ALL_GATHER with ZRT_REDUCE_NONE: `in` has count elements; `out`
+ *    (N*count elements) gets rank r's `in` at out + r*count, on every
+ *    rank. In place: in == out + rank*count.
+ * A descriptor outside these (a scalar kind, a reduce-scatter's max, an
+ * unknown value) goes to the fatal handler. Counted as its kind. */
+ZRT_API void zrt_collective_run(zrt_collective_op op, const void *in,
+                                void *out, int64_t count);
+
+/* All-reduce of one scalar (`op` of kind ZRT_SCALAR_ALL_REDUCE, sum or
+ * max, f32 or f64), returned on every rank: `value` combined over the
+ * ranks in rank order, bitwise equal to what zrt_collective_run's
+ * all-reduce computes for count == 1. An f32 travels as the double that
+ * holds it exactly and is reduced as an f32 (the result converts back
+ * exactly). For what generated code and drivers reduce as scalars (loss
+ * averaging, partial norms, peaks); counted as ZRT_SCALAR_ALL_REDUCE. */
+ZRT_API double zrt_collective_scalar(zrt_collective_op op, double value);
 
 /* Copies `bytes` bytes at `data` from rank `root` to every other rank
  * (MPI_Bcast semantics; every rank passes the same `bytes` and `root`).
@@ -691,8 +745,8 @@ ZRT_API size_t zrt_set_comm_bucket_bytes(size_t bytes);
  * behind, and ends the job with MPI_Abort. Process-wide. */
 ZRT_API double zrt_set_comm_timeout(double seconds);
 
-/* Asynchronous collectives. Each *_start entry point has the semantics and
- * the in-place forms of the blocking entry point of the same name, but only
+/* Asynchronous collectives. zrt_collective_start has the semantics and
+ * the in-place forms of zrt_collective_run for the same descriptor, but only
  * queues the collective and returns a request (a positive number); the
  * collective runs on the runtime's communication thread, and zrt_wait
  * returns once it has completed. Until then the caller must neither write
@@ -708,35 +762,18 @@ ZRT_API double zrt_set_comm_timeout(double seconds);
  * for the failed request or a later one (or the next blocking collective);
  * requests queued behind a failed one are dropped until then, and a
  * deadline that passes ends the job as for the blocking forms. A negative
- * count or a NULL buffer goes to the fatal handler from the *_start call
- * itself (which then returns 0). Waiting for a request twice is allowed; a
+ * count, a NULL buffer or an invalid descriptor goes to the fatal handler
+ * from zrt_collective_start itself (which then returns 0). Waiting for a request twice is allowed; a
  * request that was never returned goes to the fatal handler. When the
- * application initialized MPI with less than MPI_THREAD_SERIALIZED, the
- * *_start calls run the collective before they return.
+ * application initialized MPI with less than MPI_THREAD_SERIALIZED,
+ * zrt_collective_start runs the collective before it returns.
  *
  * Counted like the blocking forms (calls, bytes, and `seconds` from the
  * moment the communication thread begins the collective to its completion);
  * the time callers spend blocked in zrt_wait is counted apart, in
  * zrt_comm_stats.wait_seconds. */
-ZRT_API int64_t zrt_all_reduce_sum_start_f32(const float *in, float *out,
-                                             int64_t count);
-ZRT_API int64_t zrt_all_reduce_sum_start_f64(const double *in, double *out,
-                                             int64_t count);
-ZRT_API int64_t zrt_reduce_scatter_sum_start_f32(const float *in, float *out,
-                                                 int64_t count);
-ZRT_API int64_t zrt_reduce_scatter_sum_start_f64(const double *in,
-                                                 double *out, int64_t count);
-ZRT_API int64_t zrt_all_gather_start_f32(const float *in, float *out,
-                                         int64_t count);
-ZRT_API int64_t zrt_all_gather_start_f64(const double *in, double *out,
-                                         int64_t count);
-ZRT_API int64_t zrt_all_reduce_sum_start_bf16(const uint16_t *in,
-                                              uint16_t *out, int64_t count);
-ZRT_API int64_t zrt_reduce_scatter_sum_start_bf16(const uint16_t *in,
-                                                  uint16_t *out,
-                                                  int64_t count);
-ZRT_API int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
-                                          int64_t count);
+ZRT_API int64_t zrt_collective_start(zrt_collective_op op, const void *in,
+                                     void *out, int64_t count);
 
 /* The communication arena: buffers that the collectives take their
  * scratch from (the receive buffers of reductions, ZRT_COMM) instead of
@@ -749,7 +786,7 @@ ZRT_API int64_t zrt_all_gather_start_bf16(const uint16_t *in, uint16_t *out,
  * a started collective's scratch comes and goes when the communication
  * thread runs it, so whether it counts at the step's peak depends on
  * timing; with it, the bytes are held from one fixed point of the program
- * to another. The lowered step (zero-shard-to-runtime) reserves before
+ * to another. The lowered step (zero-comm-buffers) reserves before
  * each started reduction that needs more than the reservations before it
  * while some are in flight, and releases after the wait that completes
  * the last of them; zero-memory-report predicts the same. A reservation
@@ -848,16 +885,6 @@ ZRT_API void zrt_get_nvme_stats(zrt_nvme_stats *out);
 
 /* Clears the transfer counters (not the reserved bytes). */
 ZRT_API void zrt_reset_nvme_stats(void);
-
-/* The counters' kinds. The vector all-reduces (sum and max) count as
- * ZRT_ALL_REDUCE, the scalar entry points as ZRT_SCALAR_ALL_REDUCE. */
-typedef enum zrt_collective {
-  ZRT_ALL_REDUCE = 0,
-  ZRT_REDUCE_SCATTER = 1,
-  ZRT_ALL_GATHER = 2,
-  ZRT_SCALAR_ALL_REDUCE = 3,
-  ZRT_NUM_COLLECTIVES = 4
-} zrt_collective;
 
 /* The scratch a collective takes while it runs (ZRT_COMM; from the
  * communication arena where it fits): the bytes of each buffer, in the

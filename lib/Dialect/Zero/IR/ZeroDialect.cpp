@@ -8,6 +8,7 @@
 
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -64,19 +65,9 @@ bool isContiguous(MemRefType type) {
   return true;
 }
 
-/// Checks what every start op needs: one form or the other, static shapes,
-/// contiguous memrefs, the same element type, and a token that one
-/// zero.wait consumes (with the pending tensor, in the tensor form).
-LogicalResult verifyStart(Operation *op, Value input, Value output,
-                          Value pending, Value token) {
-  bool tensors = isa<RankedTensorType>(input.getType());
-  if (tensors && (output || !pending))
-    return op->emitOpError("on tensors returns the pending result and takes "
-                           "no output operand");
-  if (!tensors && (!output || pending))
-    return op->emitOpError("on memrefs takes an output operand (`into`) and "
-                           "returns only the token");
-  Value result = tensors ? pending : output;
+/// Static shapes, contiguous memrefs and one element type for a
+/// collective's input and result.
+LogicalResult verifyBuffers(Operation *op, Value input, Value result) {
   for (Value v : {input, result}) {
     auto type = cast<ShapedType>(v.getType());
     if (!type.hasStaticShape())
@@ -91,6 +82,23 @@ LogicalResult verifyStart(Operation *op, Value input, Value output,
   if (inElt != outElt)
     return op->emitOpError() << "has input element type " << inElt
                              << " but result element type " << outElt;
+  return success();
+}
+
+/// Checks what every start op needs: one form or the other, static shapes,
+/// contiguous memrefs, the same element type, and a token that one
+/// zero.wait consumes (with the pending tensor, in the tensor form).
+LogicalResult verifyStart(Operation *op, Value input, Value output,
+                          Value pending, Value token) {
+  bool tensors = isa<RankedTensorType>(input.getType());
+  if (tensors && (output || !pending))
+    return op->emitOpError("on tensors returns the pending result and takes "
+                           "no output operand");
+  if (!tensors && (!output || pending))
+    return op->emitOpError("on memrefs takes an output operand (`into`) and "
+                           "returns only the token");
+  if (failed(verifyBuffers(op, input, tensors ? pending : output)))
+    return failure();
   if (!token.hasOneUse() || !isa<WaitOp>(*token.getUsers().begin()))
     return op->emitOpError("token must have exactly one use, a zero.wait");
   if (pending) {
@@ -190,6 +198,91 @@ void AllReduceStartOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
         &effects) {
   startEffects(getInput(), getOutput(), effects, *this);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives on buffers and the communication arena
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A blocking collective reads its input, writes its output, and
+/// communicates.
+void collectiveEffects(
+    Operation *op,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
+  effects.emplace_back(MemoryEffects::Read::get(), &op->getOpOperand(0),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(), &op->getOpOperand(1),
+                       SideEffects::DefaultResource::get());
+}
+} // namespace
+
+LogicalResult AllGatherOp::verify() {
+  if (failed(verifyBuffers(*this, getInput(), getOutput())))
+    return failure();
+  return verifyBlocks(*this, getInput().getType(), getOutput().getType(),
+                      "input", "output");
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyBuffers(*this, getInput(), getOutput())))
+    return failure();
+  return verifyBlocks(*this, getOutput().getType(), getInput().getType(),
+                      "output", "input");
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyBuffers(*this, getInput(), getOutput())))
+    return failure();
+  if (getInput().getType().getShape() != getOutput().getType().getShape())
+    return emitOpError() << "has input shape of " << getInput().getType()
+                         << " but output of " << getOutput().getType()
+                         << "; an all-reduce keeps the shape";
+  shard::ReductionKind kind = getReduction();
+  if (kind != shard::ReductionKind::Sum && kind != shard::ReductionKind::Max)
+    return emitOpError() << "reduces with "
+                         << shard::stringifyReductionKind(kind)
+                         << "; the runtime's all-reduce takes sum and max";
+  return success();
+}
+
+void AllGatherOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  collectiveEffects(*this, effects);
+}
+
+void ReduceScatterOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  collectiveEffects(*this, effects);
+}
+
+void AllReduceOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  collectiveEffects(*this, effects);
+}
+
+LogicalResult CommReserveOp::verify() {
+  if (getBytesAttr().getInt() < 0)
+    return emitOpError() << "reserves " << getBytesAttr().getInt()
+                         << " bytes; the arena's size is >= 0";
+  return success();
+}
+
+void CommReserveOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
+}
+
+void CommReleaseOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), CommResource::get());
 }
 
 //===----------------------------------------------------------------------===//

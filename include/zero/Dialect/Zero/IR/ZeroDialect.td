@@ -39,7 +39,7 @@ def Zero_Dialect : Dialect {
     | `zero.token_range` | integer batch argument | the number of token ids the input takes (ids lie in [0, n)); a driver checks its data against it |
     | `zero.sharded` | `train_step` argument or result | unit: the value holds this rank's shard of a parameter or state (set by zero-partition, the one place that decides what a stage shards) |
     | `zero.parallel_iterations` | `func.func` (or `llvm.func`) | the trip count N of the outer loop dimension a function that is one parallel loop nest runs a range of; it takes that range as its first two (`index`) arguments (zero-parallel-loop-functions; consumed by zero-parallel-calls-to-runtime) |
-    | `zero.extent` | `i64` argument of a lowered step | the tensor type of the NVMe extent whose runtime handle the argument is (zero-shard-to-runtime's lowering of a `!zero.extent` argument) |
+    | `zero.extent` | `i64` argument of a lowered step | the tensor type of the NVMe extent whose runtime handle the argument is (zero-collectives-to-runtime's lowering of a `!zero.extent` argument) |
     | `zero.space` | `train_step` argument or result; an operation | `"host"`: the value lives in host memory next to the device the step runs on (zero-offload's `optimizer=host`); on an operation: it runs on the host (an update), or the buffer it allocates is host memory (`zero.copy_start`, `memref.alloc`); `"device"` (the default) on a `zero.copy_start`: its result is device memory |
     | `zero.step_abi` | `builtin.module` | the step ABI descriptor (made by zero-step-abi): entry points and every argument's role, shape, type, shard and category (docs/runtime-abi.md) |
 
@@ -71,7 +71,8 @@ def Zero_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::shard::ShardDialect"];
 }
 
 class Zero_Op<string mnemonic, list<Trait> traits = []>

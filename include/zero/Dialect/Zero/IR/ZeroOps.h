@@ -3,6 +3,7 @@
 #ifndef ZERO_DIALECT_ZERO_IR_ZEROOPS_H
 #define ZERO_DIALECT_ZERO_IR_ZEROOPS_H
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -1,9 +1,12 @@
 //===- ZeroOps.td - zero dialect operations ----------------*- tablegen -*-===//
 //
 // Operations of the `zero` dialect. Upstream `shard` ops carry the blocking
-// collectives; only what upstream lacks is defined here: collectives that
-// start now and complete at a `zero.wait`, and the transfers of the NVMe
-// tier (zero-offload).
+// collectives on tensors; only what upstream lacks is defined here: their
+// form on buffers (what bufferization makes of them), collectives that
+// start now and complete at a `zero.wait`, the communication arena, and
+// the transfers of the NVMe tier (zero-offload). Every collective stays one
+// of these typed ops until zero-collectives-to-runtime, the last step
+// before LLVM, turns them into calls of the runtime (runtime.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +14,7 @@
 #define ZERO_DIALECT_ZERO_IR_ZEROOPS_TD
 
 include "zero/Dialect/Zero/IR/ZeroDialect.td"
+include "mlir/Dialect/Shard/IR/ShardBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -45,6 +49,107 @@ def Zero_ExtentType : TypeDef<Zero_Dialect, "Extent"> {
   let parameters = (ins "::mlir::RankedTensorType":$tensorType);
   let assemblyFormat = "`<` $tensorType `>`";
   let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives on buffers
+//===----------------------------------------------------------------------===//
+
+class Zero_CollectiveOp<string mnemonic, string what>
+    : Zero_Op<mnemonic, [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output);
+  let assemblyFormat = [{
+    $input `into` $output attr-dict `:` type($input) `into` type($output)
+  }];
+  let hasVerifier = 1;
+  string summaryText = what # " over the data-parallel ranks, on buffers";
+  string form = [{
+    Reads `input` and writes `output` (static shapes, contiguous row-major,
+    one element type), blocking: the bufferized form of the `shard`
+    collective, made by bufferization. Collectives, blocking or started, run
+    in program order on every rank.
+  }];
+}
+
+def Zero_AllGatherOp : Zero_CollectiveOp<"all_gather", "An all-gather"> {
+  let summary = summaryText;
+  let description = [{
+    Every rank's 1-D `input` of n elements, concatenated in rank order into
+    the 1-D `output` of N*n elements: `shard.all_gather` along axis 0 of the
+    grid of all ranks.
+  }] # form # [{
+
+    ```mlir
+    zero.all_gather %shard into %full : memref<64xf32> into memref<128xf32>
+    ```
+  }];
+}
+
+def Zero_ReduceScatterOp
+    : Zero_CollectiveOp<"reduce_scatter", "A sum reduce-scatter"> {
+  let summary = summaryText;
+  let description = [{
+    The elementwise sum over the ranks of the 1-D `input` (N*n elements),
+    of which this rank keeps block `rank` (n elements) in `output`:
+    `shard.reduce_scatter` with `sum` along axis 0, summed in rank order.
+  }] # form;
+}
+
+def Zero_AllReduceOp : Zero_Op<"all_reduce",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "An all-reduce over the data-parallel ranks, on buffers";
+  let description = [{
+    The elementwise `reduction` (`sum` or `max`) over the ranks of `input`,
+    any static shape, into `output` of the same shape (which may be
+    `input`): `shard.all_reduce`, combined in rank order. A rank-0 buffer
+    of f32 or f64 is a scalar, which the runtime takes by value.
+    Collectives, blocking or started, run in program order on every rank.
+
+    ```mlir
+    zero.all_reduce %partial into %total reduction = max
+        : memref<f32> into memref<f32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+      DefaultValuedAttr<Shard_ReductionKindAttr,
+                        "::mlir::shard::ReductionKind::Sum">:$reduction);
+  let assemblyFormat = [{
+    $input `into` $output (`reduction` `=` $reduction^)? attr-dict `:`
+    type($input) `into` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The communication arena
+//===----------------------------------------------------------------------===//
+
+def Zero_CommReserveOp : Zero_Op<"comm_reserve",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Reserves communication scratch for started collectives";
+  let description = [{
+    Adds a buffer of `bytes` to the communication arena unless one at least
+    that large is reserved already; the started collectives in flight take
+    their scratch from it (runtime.h, "The communication arena").
+    zero-comm-buffers places these where the CPU target's started
+    reductions need them, and zero-memory-report counts them.
+
+    ```mlir
+    zero.comm_reserve 4096
+    ```
+  }];
+  let arguments = (ins I64Attr:$bytes);
+  let assemblyFormat = "$bytes attr-dict";
+  let hasVerifier = 1;
+}
+
+def Zero_CommReleaseOp : Zero_Op<"comm_release",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Frees the communication arena";
+  let description = [{
+    Waits until no collective uses the arena, then frees every buffer of it.
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

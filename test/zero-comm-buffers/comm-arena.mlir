@@ -1,23 +1,23 @@
-// RUN: zero-opt %s --zero-shard-to-runtime -split-input-file | FileCheck %s
-// RUN: zero-opt %s --zero-shard-to-runtime -split-input-file --zero-memory-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
-// RUN: zero-opt %s --zero-shard-to-runtime=target=cuda -split-input-file | FileCheck %s --check-prefix=CUDA
-// RUN: zero-opt %s --zero-shard-to-runtime=target=cuda -split-input-file --zero-memory-report=target=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=CUDA-REPORT
+// RUN: zero-opt %s --zero-comm-buffers -split-input-file | FileCheck %s
+// RUN: zero-opt %s --zero-comm-buffers -split-input-file --zero-memory-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: zero-opt %s --zero-comm-buffers=target=cuda -split-input-file | FileCheck %s --check-prefix=CUDA
+// RUN: zero-opt %s --zero-comm-buffers=target=cuda -split-input-file --zero-memory-report=target=cuda -o /dev/null 2>&1 | FileCheck %s --check-prefix=CUDA-REPORT
 
 // target=cuda: the CUDA backend's collectives take no scratch of the
 // runtime's (a world of one copies; more ranks are NCCL's, whose buffers
 // are its own), so no arena is reserved and nothing is counted to comm,
 // for the started collectives and for the blocking scalar ones alike.
 // CUDA-LABEL: func.func @runs(
-// CUDA:         call @zrt_reduce_scatter_sum_start_f64(
-// CUDA-NOT:     zrt_comm
+// CUDA:         zero.reduce_scatter_start
+// CUDA-NOT:     zero.comm_
 // CUDA-LABEL: func.func @largest_first(
-// CUDA-NOT:     zrt_comm
+// CUDA-NOT:     zero.comm_
 // CUDA-LABEL: func.func @scalar_inside(
-// CUDA-NOT:     zrt_comm
+// CUDA-NOT:     zero.comm_
 // CUDA-LABEL: func.func @gathers_only(
-// CUDA-NOT:     zrt_comm
+// CUDA-NOT:     zero.comm_
 // CUDA-LABEL: func.func @in_loop(
-// CUDA-NOT:     zrt_comm
+// CUDA-NOT:     zero.comm_
 // CUDA-REPORT-COUNT-3: stage 2 on 2 ranks: {{.*}}, comm 0)
 // CUDA-REPORT-NOT: comm {{[1-9]}}
 
@@ -32,24 +32,19 @@
 // zero-memory-report counts the buffers (comm peak 64 + 800) and nothing
 // more for the collectives that run in them.
 // CHECK-LABEL: func.func @runs(
-// CHECK:         %[[C64:.*]] = arith.constant 64 : i64
-// CHECK-NEXT:    call @zrt_comm_reserve(%[[C64]]) : (i64) -> ()
-// CHECK-NEXT:    %[[T1:.*]] = call @zrt_reduce_scatter_sum_start_f64(
-// CHECK:         %[[C800:.*]] = arith.constant 800 : i64
-// CHECK-NEXT:    call @zrt_comm_reserve(%[[C800]]) : (i64) -> ()
-// CHECK-NEXT:    %[[T2:.*]] = call @zrt_reduce_scatter_sum_start_f32(
-// CHECK:         call @zrt_wait(%[[T1]])
-// CHECK-NEXT:    call @zrt_wait(%[[T2]])
-// CHECK-NEXT:    call @zrt_comm_release() : () -> ()
-// CHECK:         %[[C96:.*]] = arith.constant 96 : i64
-// CHECK-NEXT:    call @zrt_comm_reserve(%[[C96]]) : (i64) -> ()
-// CHECK-NEXT:    %[[T3:.*]] = call @zrt_all_reduce_sum_start_f32(
-// CHECK-NEXT:    call @zrt_wait(%[[T3]])
-// CHECK-NEXT:    call @zrt_comm_release() : () -> ()
-// CHECK-NOT:     zrt_comm
+// CHECK:         zero.comm_reserve 64
+// CHECK-NEXT:    %[[T1:.*]] = zero.reduce_scatter_start {{.*}} : memref<8xf64>
+// CHECK:         zero.comm_reserve 800
+// CHECK-NEXT:    %[[T2:.*]] = zero.reduce_scatter_start {{.*}} : memref<200xf32>
+// CHECK:         zero.wait %[[T1]]
+// CHECK-NEXT:    zero.wait %[[T2]]
+// CHECK-NEXT:    zero.comm_release
+// CHECK-NEXT:    zero.comm_reserve 96
+// CHECK-NEXT:    %[[T3:.*]] = zero.all_reduce_start
+// CHECK-NEXT:    zero.wait %[[T3]]
+// CHECK-NEXT:    zero.comm_release
+// CHECK-NOT:     zero.comm_
 // CHECK:         return
-// CHECK-DAG:   func.func private @zrt_comm_reserve(i64)
-// CHECK-DAG:   func.func private @zrt_comm_release()
 // REPORT: remark: zero-memory-report: stage 2 on 2 ranks: {{.*}}, comm 864)
 func.func @runs(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<200xf32>, %b: memref<8xf64>, %c: memref<7xf32>)
     attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
@@ -74,27 +69,26 @@ func.func @runs(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<2
 // one) takes its 2 * 8 bytes from the arena too: the comm peak is the
 // buffer, 800.
 // CHECK-LABEL: func.func @largest_first(
-// CHECK:         call @zrt_comm_reserve(
-// CHECK-NOT:     call @zrt_comm_reserve(
-// CHECK:         call @zrt_all_reduce_scalar_sum_f64(
-// CHECK:         call @zrt_comm_release()
-// CHECK-NOT:     zrt_comm
+// CHECK:         zero.comm_reserve 800
+// CHECK-NOT:     zero.comm_reserve
+// CHECK:         zero.all_reduce
+// CHECK:         zero.comm_release
+// CHECK-NOT:     zero.comm_
 // CHECK:         return
 // REPORT: remark: zero-memory-report: stage 2 on 2 ranks: {{.*}}, comm 800)
-func.func private @zrt_all_reduce_scalar_sum_f64(f64) -> f64
-func.func @largest_first(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<200xf32>, %b: memref<8xf64>, %x: f64) -> f64
+func.func @largest_first(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<200xf32>, %b: memref<8xf64>, %x: memref<f64>)
     attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
                 zero.manifest = [{name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
   %s2 = memref.alloc() : memref<100xf32>
   %t2 = zero.reduce_scatter_start %a into %s2 : memref<200xf32> into memref<100xf32>
   %s1 = memref.alloc() : memref<4xf64>
   %t1 = zero.reduce_scatter_start %b into %s1 : memref<8xf64> into memref<4xf64>
-  %y = func.call @zrt_all_reduce_scalar_sum_f64(%x) : (f64) -> f64
+  zero.all_reduce %x into %x : memref<f64> into memref<f64>
   zero.wait %t2 keep(%a, %s2 : memref<200xf32>, memref<100xf32>)
   zero.wait %t1 keep(%b, %s1 : memref<8xf64>, memref<4xf64>)
   memref.dealloc %s1 : memref<4xf64>
   memref.dealloc %s2 : memref<100xf32>
-  return %y : f64
+  return
 }
 
 // -----
@@ -104,17 +98,16 @@ func.func @largest_first(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a:
 // not); after the release they are allocated and freed by the call. The
 // comm peak is the arena's 64.
 // REPORT: remark: zero-memory-report: stage 2 on 2 ranks: {{.*}}, comm 64)
-func.func private @zrt_all_reduce_scalar_sum_f64(f64) -> f64
-func.func @scalar_inside(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %b: memref<8xf64>, %x: f64) -> f64
+func.func @scalar_inside(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %b: memref<8xf64>, %x: memref<f64>)
     attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
                 zero.manifest = [{name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
   %s1 = memref.alloc() : memref<4xf64>
   %t1 = zero.reduce_scatter_start %b into %s1 : memref<8xf64> into memref<4xf64>
-  %y = func.call @zrt_all_reduce_scalar_sum_f64(%x) : (f64) -> f64
+  zero.all_reduce %x into %x : memref<f64> into memref<f64>
   zero.wait %t1 keep(%b, %s1 : memref<8xf64>, memref<4xf64>)
-  %z = func.call @zrt_all_reduce_scalar_sum_f64(%y) : (f64) -> f64
+  zero.all_reduce %x into %x : memref<f64> into memref<f64>
   memref.dealloc %s1 : memref<4xf64>
-  return %z : f64
+  return
 }
 
 // -----
@@ -123,10 +116,10 @@ func.func @scalar_inside(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %b:
 // zero.world_size (the scratch depends on it): its reductions allocate as
 // before.
 // CHECK-LABEL: func.func @gathers_only(
-// CHECK-NOT:     zrt_comm
+// CHECK-NOT:     zero.comm_
 // CHECK:         return
 // CHECK-LABEL: func.func @no_world_size(
-// CHECK-NOT:     zrt_comm
+// CHECK-NOT:     zero.comm_
 // CHECK:         return
 func.func @gathers_only(%a: memref<4xf32>) attributes {zero.world_size = 2 : i64} {
   %g = memref.alloc() : memref<8xf32>
@@ -149,11 +142,10 @@ func.func @no_world_size(%b: memref<8xf64>) {
 // arena holds one buffer for the largest from the function's entry to
 // every return.
 // CHECK-LABEL: func.func @in_loop(
-// CHECK-NEXT:    %[[C64:.*]] = arith.constant 64 : i64
-// CHECK-NEXT:    call @zrt_comm_reserve(%[[C64]]) : (i64) -> ()
+// CHECK-NEXT:    zero.comm_reserve 64
 // CHECK:         scf.for
-// CHECK-NOT:       zrt_comm
-// CHECK:         call @zrt_comm_release() : () -> ()
+// CHECK-NOT:       zero.comm_
+// CHECK:         zero.comm_release
 // CHECK-NEXT:    return
 func.func @in_loop(%b: memref<8xf64>, %n: index) attributes {zero.world_size = 2 : i64} {
   %c0 = arith.constant 0 : index

@@ -1,15 +1,14 @@
-// RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --zero-shard-to-runtime | FileCheck %s
+// RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --zero-comm-buffers | FileCheck %s
 
 // zero.category on a collective: its result buffer counts to that category,
 // and a reduction's input (the full gradient, here computed by a matmul into
-// a fresh buffer and viewed 1-D) too. The mark leaves the call.
+// a fresh buffer and viewed 1-D) too. The mark leaves the reduction.
 // CHECK-LABEL: func.func @grad(
 // CHECK:         %[[FULL:.*]] = memref.alloc() {alignment = 64 : i64, zero.category = "grads"} : memref<4x2xf32>
 // CHECK:         linalg.matmul {{.*}} outs(%[[FULL]] : memref<4x2xf32>)
 // CHECK:         %[[FLAT:.*]] = memref.collapse_shape %[[FULL]]
 // CHECK:         memref.alloc() {alignment = 64 : i64, zero.category = "grads"} : memref<4xf32>
-// CHECK:         memref.extract_aligned_pointer_as_index %[[FLAT]]
-// CHECK:         call @zrt_reduce_scatter_sum_f32({{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> ()
+// CHECK:         zero.reduce_scatter %[[FLAT]] into %{{.*}} : memref<8xf32> into memref<4xf32>
 // CHECK-NOT:     zero.category
 // CHECK:         return
 shard.grid @g(shape = 2)
@@ -27,7 +26,7 @@ func.func @grad(%x: tensor<4x3xf32>, %dy: tensor<3x2xf32>) -> tensor<4xf32> {
 // CHECK-LABEL: func.func @gather(
 // CHECK-SAME:    %[[W:.*]]: memref<4xf32>)
 // CHECK:         memref.alloc() {alignment = 64 : i64, zero.category = "params"} : memref<8xf32>
-// CHECK:         call @zrt_all_gather_f32
+// CHECK:         zero.all_gather %[[W]]
 func.func @gather(%w: tensor<4xf32>) -> tensor<8xf32> {
   %a = shard.all_gather %w on @g grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<4xf32> -> tensor<8xf32>
   return %a : tensor<8xf32>

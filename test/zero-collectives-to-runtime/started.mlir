@@ -1,12 +1,12 @@
 // RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" -split-input-file | FileCheck %s --check-prefix=BUF
-// RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --zero-shard-to-runtime -split-input-file | FileCheck %s
+// RUN: zero-opt %s --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --zero-collectives-to-runtime -split-input-file | FileCheck %s
 
 // Started collectives on tensors bufferize into their memref forms: the
 // all-gather and the reduce-scatter write a fresh buffer allocated at the
 // start, the wait keeps the input and that buffer (so nothing frees them
 // while the collective runs), and the result is that buffer, no copy.
-// The lowering calls the runtime's start functions on pointers and element
-// counts; a token is the i64 request they return, completed by zrt_wait.
+// The lowering calls zrt_collective_start with the descriptor, pointers and
+// element counts; a token is the i64 request it returns, completed by zrt_wait.
 // BUF-LABEL: func.func @gather_scatter(
 // BUF-SAME:    %[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<8xf64>)
 // BUF:         %[[G:.*]] = memref.alloc() {{.*}} : memref<8xf32>
@@ -18,9 +18,11 @@
 // BUF-NOT:     memref.copy
 // BUF:         return %[[G]], %[[S]]
 // CHECK-LABEL: func.func @gather_scatter(
+// CHECK:         %[[GATHER:.*]] = arith.constant 2 : i32
 // CHECK:         %[[C4:.*]] = arith.constant 4 : i64
-// CHECK:         %[[TG:.*]] = call @zrt_all_gather_start_f32(%{{.*}}, %{{.*}}, %[[C4]]) : (!llvm.ptr, !llvm.ptr, i64) -> i64
-// CHECK:         %[[TS:.*]] = call @zrt_reduce_scatter_sum_start_f64(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> i64
+// CHECK:         %[[TG:.*]] = call @zrt_collective_start(%[[GATHER]], %{{.*}}, %{{.*}}, %[[C4]]) : (i32, !llvm.ptr, !llvm.ptr, i64) -> i64
+// CHECK:         %[[SCATTER:.*]] = arith.constant 65793 : i32
+// CHECK:         %[[TS:.*]] = call @zrt_collective_start(%[[SCATTER]], %{{.*}}, %{{.*}}, %{{.*}}) : (i32, !llvm.ptr, !llvm.ptr, i64) -> i64
 // CHECK:         call @zrt_wait(%[[TG]]) : (i64) -> ()
 // CHECK:         call @zrt_wait(%[[TS]]) : (i64) -> ()
 // CHECK-NOT:     zero.
@@ -51,7 +53,8 @@ func.func @gather_scatter(%a: tensor<4xf32>, %b: tensor<8xf64>)
 // BUF:         zero.wait %[[T]] keep(%[[Y]], %[[Y]] :
 // BUF:         return %[[Y]]
 // CHECK-LABEL: func.func @all_reduce_in_place(
-// CHECK:         %[[T:.*]] = call @zrt_all_reduce_sum_start_f32(%{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64) -> i64
+// CHECK:         %[[SUM:.*]] = arith.constant 256 : i32
+// CHECK:         %[[T:.*]] = call @zrt_collective_start(%[[SUM]], %{{.*}}, %{{.*}}, %{{.*}}) : (i32, !llvm.ptr, !llvm.ptr, i64) -> i64
 // CHECK:         call @zrt_wait(%[[T]])
 func.func @all_reduce_in_place(%x: tensor<16xf32>) -> tensor<16xf32> {
   %e = tensor.empty() : tensor<16xf32>
