@@ -649,10 +649,19 @@ void yieldCombined(OpBuilder &b, Location loc,
   scf::YieldOp::create(b, loc, next);
 }
 
-/// The operations of `select`'s block that compute `value` for it alone:
-/// loads and operations without regions or side effects, each of whose
-/// results only the chain or the select uses; in block order.
-SmallVector<Operation *> exclusiveChain(Value value, arith::SelectOp select) {
+/// The operations of `select`'s block that compute its operand `side` (the
+/// true or the false value) for it alone: loads and operations without
+/// regions or side effects, each of whose results only the chain or that
+/// operand uses (a value the other operand also uses, such as an
+/// accumulator's old value in `select %keep, %old + %x, %old`, stays
+/// outside); in block order.
+SmallVector<Operation *> exclusiveChain(OpOperand &side,
+                                        arith::SelectOp select) {
+  Value value = side.get();
+  // A use the chain may have: by an op of the chain, or as `side`.
+  auto inChainOr = [&](OpOperand &use, const DenseSet<Operation *> &ops) {
+    return &use == &side || ops.contains(use.getOwner());
+  };
   Block *block = select->getBlock();
   DenseSet<Operation *> chain;
   SmallVector<Operation *> work;
@@ -664,8 +673,8 @@ SmallVector<Operation *> exclusiveChain(Value value, arith::SelectOp select) {
         op->getNumRegions() != 0 ||
         !(isa<memref::LoadOp>(op) || isMemoryEffectFree(op)))
       continue;
-    bool exclusive = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return user == select.getOperation() || chain.contains(user);
+    bool exclusive = llvm::all_of(op->getUses(), [&](OpOperand &use) {
+      return inChainOr(use, chain);
     });
     if (!exclusive)
       continue;
@@ -684,9 +693,8 @@ SmallVector<Operation *> exclusiveChain(Value value, arith::SelectOp select) {
   SmallVector<Operation *> movable;
   DenseSet<Operation *> kept;
   for (Operation *op : llvm::reverse(ordered)) {
-    bool ok = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return user == select.getOperation() || kept.contains(user);
-    });
+    bool ok = llvm::all_of(op->getUses(),
+                           [&](OpOperand &use) { return inChainOr(use, kept); });
     if (ok) {
       kept.insert(op);
       movable.push_back(op);
@@ -712,8 +720,8 @@ LogicalResult branchMaskedLoads(arith::SelectOp select, Operation *scope) {
   if (dependsOn(select.getCondition(), isLoad, scope))
     return failure();
   SmallVector<Operation *> sides[2] = {
-      exclusiveChain(select.getTrueValue(), select),
-      exclusiveChain(select.getFalseValue(), select)};
+      exclusiveChain(select->getOpOperand(1), select),
+      exclusiveChain(select->getOpOperand(2), select)};
   auto loads = [](ArrayRef<Operation *> chain) {
     return llvm::count_if(chain, [](Operation *op) {
       return isa<memref::LoadOp>(op);

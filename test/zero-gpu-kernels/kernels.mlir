@@ -136,6 +136,44 @@ func.func @train_step(%x: memref<32xf32>, %loss: memref<f32>) {
 // OUTLINED-DAG:    gpu.func @train_step_kernel
 // OUTLINED-NOT:  gpu.module
 
+// A masked accumulation (a partial norm over this rank's elements of a
+// padded shard: `select %valid, %old + x*x, %old`): the load of the old
+// value feeds both sides, so it stays before the branch, which loads x only
+// where it counts. (The fuzzer's crash: the old value moved into one branch
+// while the other still yielded it.)
+// MASK-LABEL: func.func @masked_accumulate
+// MASK:         scf.for
+// MASK-NEXT:      %[[OLD:.*]] = memref.load %{{.*}}[] : memref<f32>
+// MASK:           %[[VALID:.*]] = arith.cmpi ult
+// MASK-NEXT:      %[[KEPT:.*]] = scf.if %[[VALID]] -> (f32) {
+// MASK-NEXT:        memref.load %{{.*}} : memref<5xf32>
+// MASK-NEXT:        arith.mulf
+// MASK-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]]
+// MASK-NEXT:        scf.yield %[[NEW]] : f32
+// MASK-NEXT:      } else {
+// MASK-NEXT:        scf.yield %[[OLD]] : f32
+// MASK-NEXT:      }
+// MASK-NEXT:      memref.store %[[KEPT]]
+func.func @masked_accumulate(%rank: i32, %g: memref<5xf32>, %acc: memref<f32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c10 = arith.constant 10 : index
+  %c5 = arith.constant 5 : index
+  %r = arith.index_cast %rank : i32 to index
+  %base = arith.muli %r, %c5 : index
+  scf.for %i = %c0 to %c5 step %c1 {
+    %x = memref.load %g[%i] : memref<5xf32>
+    %old = memref.load %acc[] : memref<f32>
+    %sq = arith.mulf %x, %x : f32
+    %new = arith.addf %old, %sq : f32
+    %at = arith.addi %base, %i : index
+    %valid = arith.cmpi ult, %at, %c10 : index
+    %kept = arith.select %valid, %new, %old : f32
+    memref.store %kept, %acc[] : memref<f32>
+  }
+  return
+}
+
 // A select whose one side loads for it alone and whose condition loads
 // nothing (a causal mask): the loaded side in a branch. One whose
 // condition depends on a load (a ReLU), or whose loads a store precedes,
