@@ -9,7 +9,8 @@
 #   zero-run, zero-compile), e.g. a build of the commit before a change
 #   (git worktree add /tmp/old REV && cmake -S /tmp/old -B /tmp/old/build
 #   -G Ninja && ninja -C /tmp/old/build zero-gen zero-run zero-compile) and
-#   this one's.
+#   this one's. A bin/ copied out of its build tree may carry the runtime
+#   library it was built with in bin/lib/ (zero-run links it dynamically).
 # Environment: STEPS (default 20), RANKS (default "1 2 4"), QUICK=1 for a
 #   subset (gpt-tiny only, stages 0 and 3).
 # Prints one line per run and a summary; exits 1 if any run differs or
@@ -47,7 +48,9 @@ run() {
   local ok=1
   for side in old new; do
     local bin=$old; [ $side = new ] && bin=$new
-    if ! "${mpirun[@]}" -np "$np" "$bin/zero-run" "$@" --steps "$steps" \
+    # A bin/ copied out of its build may bring its runtime library in lib/.
+    local libs=(); [ -d "$bin/lib" ] && libs=(-x "LD_LIBRARY_PATH=$bin/lib")
+    if ! "${mpirun[@]}" "${libs[@]}" -np "$np" "$bin/zero-run" "$@" --steps "$steps" \
         --progress none --dump-params "$work/$tag.$side.bin" \
         > "$work/$tag.$side.log" 2>&1; then
       echo "FAILED  $label ($side; $work/$tag.$side.log)"

@@ -173,3 +173,60 @@ func.func @staging_strided(%e: !zero.extent<tensor<8xf32>>, %b: memref<8xf32, st
   zero.wait %t keep(%b : memref<8xf32, strided<[2]>>)
   return
 }
+
+// -----
+
+// The collectives on buffers: a gather's output holds N blocks of its input.
+func.func @gather_blocks(%a: memref<4xf32>, %b: memref<10xf32>) {
+  // expected-error@+1 {{'zero.all_gather' op has output of 10 elements, not a multiple of the 4 elements of its input}}
+  zero.all_gather %a into %b : memref<4xf32> into memref<10xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_rank(%a: memref<2x4xf32>, %b: memref<4xf32>) {
+  // expected-error@+1 {{'zero.reduce_scatter' op works on 1-D values (zero-partition's flat form)}}
+  zero.reduce_scatter %a into %b : memref<2x4xf32> into memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_shape(%a: memref<4xf32>, %b: memref<8xf32>) {
+  // expected-error@+1 {{'zero.all_reduce' op has input shape of 'memref<4xf32>' but output of 'memref<8xf32>'; an all-reduce keeps the shape}}
+  zero.all_reduce %a into %b : memref<4xf32> into memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_kind(%a: memref<4xf32>) {
+  // expected-error@+1 {{'zero.all_reduce' op reduces with min; the runtime's all-reduce takes sum and max}}
+  zero.all_reduce %a into %a reduction = min : memref<4xf32> into memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_types(%a: memref<4xf32>, %b: memref<4xf64>) {
+  // expected-error@+1 {{'zero.all_reduce' op has input element type 'f32' but result element type 'f64'}}
+  zero.all_reduce %a into %b : memref<4xf32> into memref<4xf64>
+  return
+}
+
+// -----
+
+func.func @gather_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<8xf32>) {
+  // expected-error@+1 {{'zero.all_gather' op needs contiguous row-major buffers, got 'memref<4xf32, strided<[2]>>'}}
+  zero.all_gather %a into %b : memref<4xf32, strided<[2]>> into memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @arena_negative() {
+  // expected-error@+1 {{'zero.comm_reserve' op reserves -1 bytes; the arena's size is >= 0}}
+  zero.comm_reserve -1
+  return
+}

@@ -53,3 +53,22 @@ func.func @transfers(%e: !zero.extent<tensor<2x3xf32>>, %buf: memref<2x3xf32>) -
   zero.wait %u keep(%buf : memref<2x3xf32>)
   return %v : tensor<2x3xf32>
 }
+
+// The collectives on buffers (what bufferization makes of shard's) and the
+// communication arena.
+// CHECK-LABEL: func.func @blocking
+func.func @blocking(%s: memref<4xf32>, %f: memref<8xf32>, %l: memref<f64>) {
+  // CHECK: zero.all_gather %{{.*}} into %{{.*}} : memref<4xf32> into memref<8xf32>
+  zero.all_gather %s into %f : memref<4xf32> into memref<8xf32>
+  // CHECK: zero.reduce_scatter %{{.*}} into %{{.*}} {zero.category = "grads"} : memref<8xf32> into memref<4xf32>
+  zero.reduce_scatter %f into %s {zero.category = "grads"} : memref<8xf32> into memref<4xf32>
+  // CHECK: zero.comm_reserve 64
+  zero.comm_reserve 64
+  // CHECK: zero.all_reduce %{{.*}} into %{{.*}} reduction = {{ *}}max : memref<f64> into memref<f64>
+  zero.all_reduce %l into %l reduction = max : memref<f64> into memref<f64>
+  // CHECK: zero.all_reduce %{{.*}} into %{{.*}} : memref<4xf32> into memref<4xf32>
+  zero.all_reduce %s into %s : memref<4xf32> into memref<4xf32>
+  // CHECK: zero.comm_release
+  zero.comm_release
+  return
+}
