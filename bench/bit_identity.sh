@@ -9,8 +9,9 @@
 #   zero-run, zero-compile), e.g. a build of the commit before a change
 #   (git worktree add /tmp/old REV && cmake -S /tmp/old -B /tmp/old/build
 #   -G Ninja && ninja -C /tmp/old/build zero-gen zero-run zero-compile) and
-#   this one's. A bin/ copied out of its build tree may carry the runtime
-#   library it was built with in bin/lib/ (zero-run links it dynamically).
+#   this one's. A build's bin/ and lib/ copied elsewhere together
+#   (cp -r build/bin build/lib /tmp/old/) serve as well: zero-run and
+#   zero-compile find their libraries in ../lib.
 # Environment: STEPS (default 20), RANKS (default "1 2 4"), QUICK=1 for a
 #   subset (gpt-tiny only, stages 0 and 3).
 # Prints one line per run and a summary; exits 1 if any run differs or
@@ -48,8 +49,10 @@ run() {
   local ok=1
   for side in old new; do
     local bin=$old; [ $side = new ] && bin=$new
-    # A bin/ copied out of its build may bring its runtime library in lib/.
-    local libs=(); [ -d "$bin/lib" ] && libs=(-x "LD_LIBRARY_PATH=$bin/lib")
+    # A build's bin/ copied out of its tree keeps its libraries in ../lib,
+    # as zero-compile expects (zero-run links the runtime dynamically).
+    local libs=(); [ -e "$bin/../lib/libzero_runtime.so" ] &&
+      libs=(-x "LD_LIBRARY_PATH=$(cd "$bin/../lib" && pwd)")
     if ! "${mpirun[@]}" "${libs[@]}" -np "$np" "$bin/zero-run" "$@" --steps "$steps" \
         --progress none --dump-params "$work/$tag.$side.bin" \
         > "$work/$tag.$side.log" 2>&1; then
