@@ -252,8 +252,14 @@ LogicalResult AbiBuilder::collectParams(ArrayRef<func::FuncOp> entries) {
               i, ZeroDialect::ParamAttrHelper::getNameStr());
           name && !paramIndex.count(name.getValue())) {
         ArrayRef<int64_t> shape = fullShape[name.getValue()];
-        int64_t numel = cast<MemRefType>(fn.getArgument(i).getType())
-                            .getNumElements();
+        MemRefType buffer = bufferType(fn, i);
+        if (!buffer || !buffer.hasStaticShape())
+          return argError(fn, i)
+                 << "is parameter '" << name.getValue()
+                 << "' but no statically shaped buffer (or NVMe extent of "
+                    "one): "
+                 << fn.getArgument(i).getType();
+        int64_t numel = buffer.getNumElements();
         if (failed(addParam(name.getValue(), shape, numel, numel, numel)))
           return failure();
       }

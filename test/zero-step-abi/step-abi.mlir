@@ -71,3 +71,19 @@ module {
     return
   }
 }
+
+// -----
+
+// An NVMe extent as bufferization leaves it (!zero.extent, which
+// zero-collectives-to-runtime lowers to the runtime's handle later) in an
+// unpartitioned step: the parameter's layout is the extent's tensor. (The
+// mutation fuzzer's crash: the layout was read as a memref's.)
+// CHECK: zero.step_abi = {{{.*}}name = "w", placement = "nvme", role = "param", shape = array<i64: 4>
+// CHECK-SAME: params = [{dtype = "f32", name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 4 : i64}], partitioned = false
+module {
+  func.func @train_step(%w: !zero.extent<tensor<4xf32>> {zero.param = "w", zero.sharded},
+                        %loss: memref<f32> {zero.loss})
+      attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 1 : i64} {
+    return
+  }
+}
