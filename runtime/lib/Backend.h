@@ -124,7 +124,7 @@ public:
   /// Returns `bytes` bytes (bytes >= 1) aligned to `alignment`, a power of
   /// two >= 64: zero-filled if `zeroed`, with unspecified contents otherwise
   /// (so a backend need not pay for zeroing what the caller overwrites).
-  /// Throws std::bad_alloc. The caching layer in Runtime.cpp calls it only
+  /// Throws std::bad_alloc. The caching layer in Memory.cpp calls it only
   /// on a cache miss and keeps freed blocks for reuse.
   virtual Block allocate(std::size_t bytes, std::size_t alignment,
                          bool zeroed) = 0;

@@ -2,7 +2,7 @@
 //
 // The world of data-parallel ranks (MPI, or the process alone) and the
 // collectives runtime.h declares. Functions throw zero::runtime::Error for
-// invalid arguments and MPI errors; the C ABI layer (Runtime.cpp) catches
+// invalid arguments and MPI errors; the C ABI layer (Collectives.cpp) catches
 // them and counts nothing for failed calls. No MPI type appears here, so
 // only Comm.cpp includes mpi.h.
 //
@@ -19,7 +19,7 @@
 namespace zero::runtime {
 
 /// A temporary of the collectives: `bytes` from the runtime's allocator
-/// (Runtime.cpp), counted to ZRT_COMM, contents unspecified. Throws Error
+/// (Memory.cpp), counted to ZRT_COMM, contents unspecified. Throws Error
 /// when memory is exhausted.
 void *allocateCommBuffer(std::size_t bytes);
 /// Frees a block from allocateCommBuffer. Never throws.

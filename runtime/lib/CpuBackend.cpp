@@ -3,7 +3,7 @@
 // Host memory from calloc when it must be zero (large blocks come straight
 // from mmap, so zero filling costs nothing until a page is touched) and from
 // posix_memalign when it need not be, and GEMM through OpenBLAS's CBLAS
-// interface. Reuse of freed blocks happens a layer up, in Runtime.cpp: this
+// interface. Reuse of freed blocks happens a layer up, in Memory.cpp: this
 // backend is called only when the cache has no block of the size asked for.
 //
 //===----------------------------------------------------------------------===//

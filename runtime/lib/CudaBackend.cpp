@@ -3,7 +3,7 @@
 // Device memory from cuMemAlloc, zero fills and copies with the driver API,
 // GEMMs through cuBLASLt and generated kernels through cuLaunchKernel, all in
 // order on one compute stream of one device. Reuse of freed blocks and the
-// per-category accounting happen a layer up, in Runtime.cpp, exactly as for
+// per-category accounting happen a layer up, in Memory.cpp, exactly as for
 // the CPU backend: a block freed by the host may be handed out again while a
 // kernel queued before the free still reads it, which is safe because every
 // use of device memory is on the one stream, in program order.
