@@ -54,6 +54,12 @@ struct Write {
   size_t due = 0;
 };
 
+/// A started read of an offloaded argument, and its staged value once
+/// waited for.
+struct Read {
+  Value pending, token, value;
+};
+
 /// Moves the pure `op` up as placeEarly does, its private producers first:
 /// the pure ops whose results only `op` reads (a gradient's scaling before
 /// its update), each as early as its own inputs allow. A producer that
@@ -100,15 +106,37 @@ public:
 
 private:
   LogicalResult collect();
+  void hoistUpdates();
+  void collectItems();
+  LogicalResult planWrites();
+  /// The reads before each item and the writes after it, swept in block
+  /// order.
+  void insertTransfers();
+  /// Starts the reads of item `k`'s arguments at `b`'s insertion point.
+  void startReads(OpBuilder &b, size_t k);
+  /// Starts write `i` right after `anchor` (its `after`, or a write started
+  /// after that); returns the start.
+  Operation *startWrite(OpBuilder &b, size_t i, Operation *anchor);
+  void waitWrite(OpBuilder &b, size_t i);
+  /// Waits for the started writes due before item `due`.
+  void waitWrites(OpBuilder &b, size_t due);
 
   func::FuncOp func;
   Placement optimizer, params;
   unsigned readAhead;
   SmallVector<Offloaded> offloaded;
+  func::ReturnOp ret;
   /// Operations of the entry block that use offloaded arguments, in order,
   /// and which arguments each reads.
   SmallVector<Operation *> items;
   SmallVector<SmallVector<unsigned>> itemArgs;
+  DenseMap<Operation *, size_t> itemIndex;
+  SmallVector<Write> writes;
+  DenseMap<unsigned, const Offloaded *> byArg;
+  /// Staged reads: per item, the started read of each argument it reads.
+  SmallVector<llvm::MapVector<unsigned, Read>> reads;
+  /// Per write, its token and the value it keeps until its wait.
+  SmallVector<std::pair<Value, Value>> writeTokens;
 };
 
 LogicalResult Offloader::collect() {
@@ -170,16 +198,8 @@ LogicalResult Offloader::collect() {
   return success();
 }
 
-LogicalResult Offloader::run() {
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError("zero-offload needs a function of one block");
-  if (failed(collect()))
-    return failure();
-  if (offloaded.empty())
-    return success();
+void Offloader::hoistUpdates() {
   Block &block = func.getBody().front();
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
-
   // Updates as early as their inputs allow: an update of an offloaded value
   // right after its gradient is complete (in the backward pass, where
   // zero-schedule left that reduction's wait) rather than where the
@@ -193,7 +213,10 @@ LogicalResult Offloader::run() {
     if (def && (def = inBlock(block, def)) && isPure(def))
       hoistWithProducers(block, def);
   }
+}
 
+void Offloader::collectItems() {
+  Block &block = func.getBody().front();
   // The items: every operation of the block that uses an offloaded
   // argument, except the return where it hands the argument back as its
   // own (unchanged) new value.
@@ -214,13 +237,14 @@ LogicalResult Offloader::run() {
       items.push_back(&op);
       itemArgs.push_back(it->second);
     }
-  DenseMap<Operation *, size_t> itemIndex;
   for (size_t k = 0; k < items.size(); ++k)
     itemIndex[items[k]] = k;
+}
 
+LogicalResult Offloader::planWrites() {
+  Block &block = func.getBody().front();
   // The writes: after the later of the new value's definition and the last
   // use of the old one, completed before the use after next.
-  SmallVector<Write> writes;
   for (const Offloaded &o : offloaded) {
     if (o.result < 0)
       continue;
@@ -248,72 +272,64 @@ LogicalResult Offloader::run() {
     w.due = next + 1;
     writes.push_back(w);
   }
+  return success();
+}
 
-  // Arguments become extents.
+void Offloader::startReads(OpBuilder &b, size_t k) {
   MLIRContext *ctx = func.getContext();
-  DenseMap<unsigned, const Offloaded *> byArg;
-  for (const Offloaded &o : offloaded) {
-    func.getArgument(o.arg).setType(ExtentType::get(ctx, o.type));
-    byArg[o.arg] = &o;
-  }
-  numOffloaded = offloaded.size();
-
   StringRef categoryName = ZeroDialect::CategoryAttrHelper::getNameStr();
-  OpBuilder b(ctx);
-  // Staged reads: per item, the started read of each argument it reads.
-  struct Read {
-    Value pending, token, value;
-  };
-  SmallVector<llvm::MapVector<unsigned, Read>> reads(items.size());
-  auto startReads = [&](size_t k) {
-    for (unsigned arg : itemArgs[k]) {
-      // A wait keeps what its start read: the start's staged value.
-      if (auto wait = dyn_cast<WaitOp>(items[k]))
-        if (auto it = itemIndex.find(wait.getToken().getDefiningOp());
-            it != itemIndex.end() && reads[it->second].count(arg))
-          continue;
-      const Offloaded &o = *byArg[arg];
-      auto read = ReadStartOp::create(
-          b, func.getArgument(arg).getLoc(),
-          TypeRange{o.type, TokenType::get(ctx)}, func.getArgument(arg),
-          Value());
-      read->setAttr(categoryName, b.getStringAttr(o.category));
-      reads[k][arg] = {read.getPending(), read.getToken(), Value()};
-      ++numReads;
-    }
-  };
+  for (unsigned arg : itemArgs[k]) {
+    // A wait keeps what its start read: the start's staged value.
+    if (auto wait = dyn_cast<WaitOp>(items[k]))
+      if (auto it = itemIndex.find(wait.getToken().getDefiningOp());
+          it != itemIndex.end() && reads[it->second].count(arg))
+        continue;
+    const Offloaded &o = *byArg[arg];
+    auto read = ReadStartOp::create(b, func.getArgument(arg).getLoc(),
+                                    TypeRange{o.type, TokenType::get(ctx)},
+                                    func.getArgument(arg), Value());
+    read->setAttr(categoryName, b.getStringAttr(o.category));
+    reads[k][arg] = {read.getPending(), read.getToken(), Value()};
+    ++numReads;
+  }
+}
+
+Operation *Offloader::startWrite(OpBuilder &b, size_t i, Operation *anchor) {
+  MLIRContext *ctx = func.getContext();
+  StringRef categoryName = ZeroDialect::CategoryAttrHelper::getNameStr();
+  b.setInsertionPointAfter(anchor);
+  auto write = WriteStartOp::create(
+      b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
+      writes[i].value, func.getArgument(writes[i].arg));
+  write->setAttr(categoryName, b.getStringAttr(byArg[writes[i].arg]->category));
+  writeTokens[i] = {write.getToken(), writes[i].value};
+  ++numWrites;
+  return write;
+}
+
+void Offloader::waitWrite(OpBuilder &b, size_t i) {
+  WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first, Value(),
+                 ValueRange{writeTokens[i].second});
+}
+
+void Offloader::waitWrites(OpBuilder &b, size_t due) {
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (writes[i].due == due && writeTokens[i].first)
+      waitWrite(b, i);
+}
+
+void Offloader::insertTransfers() {
+  OpBuilder b(func.getContext());
+  reads.resize(items.size());
+  writeTokens.resize(writes.size());
   // The first `readAhead` items' reads start one operation before the
   // first item.
   if (!items.empty()) {
     Operation *first = items.front();
     b.setInsertionPoint(first->getPrevNode() ? first->getPrevNode() : first);
     for (size_t k = 0; k < std::min<size_t>(readAhead, items.size()); ++k)
-      startReads(k);
+      startReads(b, k);
   }
-  // Per write, its token and the value it keeps until its wait.
-  SmallVector<std::pair<Value, Value>> writeTokens(writes.size());
-  // Starts write `i` right after `anchor` (its `after`, or a write started
-  // after that); returns the start.
-  auto startWrite = [&](size_t i, Operation *anchor) -> Operation * {
-    b.setInsertionPointAfter(anchor);
-    auto write = WriteStartOp::create(
-        b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
-        writes[i].value, func.getArgument(writes[i].arg));
-    write->setAttr(categoryName,
-                   b.getStringAttr(byArg[writes[i].arg]->category));
-    writeTokens[i] = {write.getToken(), writes[i].value};
-    ++numWrites;
-    return write;
-  };
-  auto waitWrite = [&](size_t i) {
-    WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
-                   Value(), ValueRange{writeTokens[i].second});
-  };
-  auto waitWrites = [&](size_t due) {
-    for (size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].due == due && writeTokens[i].first)
-        waitWrite(i);
-  };
   for (size_t k = 0; k < items.size(); ++k) {
     Operation *item = items[k];
     b.setInsertionPoint(item);
@@ -322,7 +338,7 @@ LogicalResult Offloader::run() {
                                   read.token, read.pending, ValueRange{})
                        .getResult();
     }
-    waitWrites(k);
+    waitWrites(b, k);
     // The item reads the staged values (a wait's keep: its start's).
     for (unsigned arg : itemArgs[k]) {
       Value staged;
@@ -343,20 +359,20 @@ LogicalResult Offloader::run() {
     Operation *last = item;
     for (size_t i = 0; i < writes.size(); ++i)
       if (writes[i].after == item)
-        last = startWrite(i, last);
+        last = startWrite(b, i, last);
     if (k + readAhead < items.size()) {
       b.setInsertionPointAfter(last);
-      startReads(k + readAhead);
+      startReads(b, k + readAhead);
     }
   }
   // Writes after operations that are no item; a wait due before an item
   // the sweep has passed goes there now.
   for (size_t i = 0; i < writes.size(); ++i)
     if (!writeTokens[i].first) {
-      startWrite(i, writes[i].after);
+      startWrite(b, i, writes[i].after);
       if (writes[i].due < items.size()) {
         b.setInsertionPoint(items[writes[i].due]);
-        waitWrite(i);
+        waitWrite(b, i);
         writes[i].due = SIZE_MAX;
       }
     }
@@ -364,7 +380,33 @@ LogicalResult Offloader::run() {
   b.setInsertionPoint(ret);
   for (size_t i = 0; i < writes.size(); ++i)
     if (writes[i].due != SIZE_MAX && writes[i].due >= items.size())
-      waitWrite(i);
+      waitWrite(b, i);
+}
+
+LogicalResult Offloader::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("zero-offload needs a function of one block");
+  if (failed(collect()))
+    return failure();
+  if (offloaded.empty())
+    return success();
+  Block &block = func.getBody().front();
+  ret = cast<func::ReturnOp>(block.getTerminator());
+
+  hoistUpdates();
+  collectItems();
+  if (failed(planWrites()))
+    return failure();
+
+  // Arguments become extents.
+  MLIRContext *ctx = func.getContext();
+  for (const Offloaded &o : offloaded) {
+    func.getArgument(o.arg).setType(ExtentType::get(ctx, o.type));
+    byArg[o.arg] = &o;
+  }
+  numOffloaded = offloaded.size();
+
+  insertTransfers();
 
   // The new values leave the results.
   llvm::BitVector gone(func.getNumResults());
