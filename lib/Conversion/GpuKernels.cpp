@@ -573,30 +573,17 @@ private:
     });
   }
 
-  LogicalResult convertFunction(ModuleOp module, func::FuncOp fn) {
-    Work work;
-    if (failed(collect(fn.getBody().front(), work)))
-      return failure();
-    for (Block &block : llvm::drop_begin(fn.getBody()))
-      if (failed(collect(block, work)))
-        return failure();
+  /// Parallel nests: one dimension, tiles of blockSize, tiles to blocks and
+  /// elements to threads.
+  LogicalResult launchParallelNests(func::FuncOp fn,
+                                    ArrayRef<scf::ParallelOp> parallel) {
     MLIRContext *ctx = &getContext();
     IRRewriter rewriter(ctx);
-
-    // Reductions over outer loops: the parallel nest outside, each thread
-    // adding its column's rows in the loop's order.
-    for (ColumnReduction &columns : work.columns) {
-      work.parallel.push_back(interchange(columns));
-      ++numInterchanged;
-    }
-
-    // Parallel nests: one dimension, tiles of blockSize, tiles to blocks and
-    // elements to threads.
     auto identity = AffineMap::getMultiDimIdentityMap(1, ctx);
     auto mapTo = [&](gpu::Processor p) {
       return gpu::ParallelLoopDimMappingAttr::get(ctx, p, identity, identity);
     };
-    for (scf::ParallelOp loop : work.parallel) {
+    for (scf::ParallelOp loop : parallel) {
       if (loop.getNumLoops() > 1) {
         Operation *next = loop->getNextNode();
         std::vector<unsigned> all(loop.getNumLoops());
@@ -618,7 +605,7 @@ private:
         return outer.emitOpError("cannot be mapped to GPU blocks and threads");
       ++numParallel;
     }
-    if (!work.parallel.empty()) {
+    if (!parallel.empty()) {
       RewritePatternSet patterns(ctx);
       populateParallelLoopToGPUPatterns(patterns);
       ConversionTarget target(*ctx);
@@ -633,6 +620,105 @@ private:
         launch->removeAttr("SCFToGPU_visited");
       });
     }
+    return success();
+  }
+
+  /// Correctly rounded square roots, as on the CPU: convert-gpu-to-nvvm
+  /// sends math.sqrt (and LLVM's sqrt intrinsic) to libdevice's
+  /// __nv_sqrtf, which is sqrt.approx unless the module sets
+  /// __CUDA_PREC_SQRT, which MLIR's NVVM target has no flag for. NVVM's
+  /// own round-to-nearest intrinsic is sqrt.rn.
+  /// math.rsqrt is 1 / sqrt, as the CPU's math-to-llvm computes it (not
+  /// libdevice's rsqrt.approx).
+  static void roundSquareRoots(func::FuncOp fn) {
+    fn.walk([&](gpu::LaunchOp launch) {
+      launch.walk([&](Operation *op) {
+        if (!isa<math::SqrtOp, math::RsqrtOp>(op))
+          return;
+        Type type = op->getResult(0).getType();
+        StringRef intrinsic = type.isF32()   ? "llvm.nvvm.sqrt.rn.f"
+                              : type.isF64() ? "llvm.nvvm.sqrt.rn.d"
+                                             : "";
+        if (intrinsic.empty())
+          return;
+        OpBuilder b(op);
+        Location loc = op->getLoc();
+        Value root = LLVM::CallIntrinsicOp::create(
+                         b, loc, type, b.getStringAttr(intrinsic),
+                         ValueRange{op->getOperand(0)})
+                         .getResult(0);
+        if (isa<math::RsqrtOp>(op)) {
+          Value one =
+              arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+          root = arith::DivFOp::create(b, loc, one, root);
+        }
+        op->getResult(0).replaceAllUsesWith(root);
+        op->erase();
+      });
+    });
+  }
+
+  /// Scalars the host needs: copied into a stack slot after the work
+  /// queued before them.
+  LogicalResult copyReadsToHost(ModuleOp module, func::FuncOp fn,
+                                ArrayRef<memref::LoadOp> reads) {
+    MLIRContext *ctx = &getContext();
+    Type ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i64 = IntegerType::get(ctx, 64);
+    FailureOr<func::FuncOp> copy = zero::getOrDeclareRuntimeFunc(
+        module, kCopyToHostFn, FunctionType::get(ctx, {ptr, ptr, i64}, {}));
+    if (failed(copy))
+      return failure();
+    OpBuilder entry = OpBuilder::atBlockBegin(&fn.getBody().front());
+    for (memref::LoadOp load : reads) {
+      Location loc = load.getLoc();
+      Type element = load.getType();
+      if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+        return load.emitOpError()
+               << "reads a " << element
+               << " from device memory in host code; the cuda target "
+                  "copies only whole-byte scalars to the host";
+      auto slot =
+          memref::AllocaOp::create(entry, loc, MemRefType::get({}, element));
+      OpBuilder b(load);
+      Value source = load.getMemRef();
+      int64_t rank = load.getMemRefType().getRank();
+      if (rank > 0) {
+        SmallVector<OpFoldResult> offsets(load.getIndices().begin(),
+                                          load.getIndices().end());
+        SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
+        source = memref::SubViewOp::create(b, loc, source, offsets, ones, ones);
+      }
+      zero::BufferView dst = zero::getBufferView(b, loc, slot);
+      zero::BufferView src = zero::getBufferView(b, loc, source);
+      Value bytes = arith::ConstantIntOp::create(
+          b, loc, i64, element.getIntOrFloatBitWidth() / 8);
+      func::CallOp::create(b, loc, *copy, ValueRange{dst.ptr, src.ptr, bytes});
+      Value value = memref::LoadOp::create(b, loc, slot, ValueRange{});
+      load.replaceAllUsesWith(value);
+      load.erase();
+      ++numHostReads;
+    }
+    return success();
+  }
+
+  LogicalResult convertFunction(ModuleOp module, func::FuncOp fn) {
+    Work work;
+    if (failed(collect(fn.getBody().front(), work)))
+      return failure();
+    for (Block &block : llvm::drop_begin(fn.getBody()))
+      if (failed(collect(block, work)))
+        return failure();
+
+    // Reductions over outer loops: the parallel nest outside, each thread
+    // adding its column's rows in the loop's order.
+    for (ColumnReduction &columns : work.columns) {
+      work.parallel.push_back(interchange(columns));
+      ++numInterchanged;
+    }
+
+    if (failed(launchParallelNests(fn, work.parallel)))
+      return failure();
 
     // Reductions: a block per output place, its threads' partial values
     // combined by gpu.all_reduce.
@@ -676,80 +762,10 @@ private:
           ++numMaskedLoads;
     });
 
-    // Correctly rounded square roots, as on the CPU: convert-gpu-to-nvvm
-    // sends math.sqrt (and LLVM's sqrt intrinsic) to libdevice's
-    // __nv_sqrtf, which is sqrt.approx unless the module sets
-    // __CUDA_PREC_SQRT, which MLIR's NVVM target has no flag for. NVVM's
-    // own round-to-nearest intrinsic is sqrt.rn.
-    // math.rsqrt is 1 / sqrt, as the CPU's math-to-llvm computes it (not
-    // libdevice's rsqrt.approx).
-    fn.walk([&](gpu::LaunchOp launch) {
-      launch.walk([&](Operation *op) {
-        if (!isa<math::SqrtOp, math::RsqrtOp>(op))
-          return;
-        Type type = op->getResult(0).getType();
-        StringRef intrinsic = type.isF32()   ? "llvm.nvvm.sqrt.rn.f"
-                              : type.isF64() ? "llvm.nvvm.sqrt.rn.d"
-                                             : "";
-        if (intrinsic.empty())
-          return;
-        OpBuilder b(op);
-        Location loc = op->getLoc();
-        Value root = LLVM::CallIntrinsicOp::create(
-                         b, loc, type, b.getStringAttr(intrinsic),
-                         ValueRange{op->getOperand(0)})
-                         .getResult(0);
-        if (isa<math::RsqrtOp>(op)) {
-          Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
-          root = arith::DivFOp::create(b, loc, one, root);
-        }
-        op->getResult(0).replaceAllUsesWith(root);
-        op->erase();
-      });
-    });
+    roundSquareRoots(fn);
 
-    // Scalars the host needs: copied into a stack slot after the work
-    // queued before them.
-    if (!work.reads.empty()) {
-      Type ptr = LLVM::LLVMPointerType::get(ctx);
-      Type i64 = IntegerType::get(ctx, 64);
-      FailureOr<func::FuncOp> copy = zero::getOrDeclareRuntimeFunc(
-          module, kCopyToHostFn,
-          FunctionType::get(ctx, {ptr, ptr, i64}, {}));
-      if (failed(copy))
-        return failure();
-      OpBuilder entry = OpBuilder::atBlockBegin(&fn.getBody().front());
-      for (memref::LoadOp load : work.reads) {
-        Location loc = load.getLoc();
-        Type element = load.getType();
-        if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
-          return load.emitOpError()
-                 << "reads a " << element
-                 << " from device memory in host code; the cuda target "
-                    "copies only whole-byte scalars to the host";
-        auto slot = memref::AllocaOp::create(
-            entry, loc, MemRefType::get({}, element));
-        OpBuilder b(load);
-        Value source = load.getMemRef();
-        int64_t rank = load.getMemRefType().getRank();
-        if (rank > 0) {
-          SmallVector<OpFoldResult> offsets(load.getIndices().begin(),
-                                            load.getIndices().end());
-          SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
-          source = memref::SubViewOp::create(b, loc, source, offsets, ones,
-                                             ones);
-        }
-        zero::BufferView dst = zero::getBufferView(b, loc, slot);
-        zero::BufferView src = zero::getBufferView(b, loc, source);
-        Value bytes = arith::ConstantIntOp::create(
-            b, loc, i64, element.getIntOrFloatBitWidth() / 8);
-        func::CallOp::create(b, loc, *copy, ValueRange{dst.ptr, src.ptr, bytes});
-        Value value = memref::LoadOp::create(b, loc, slot, ValueRange{});
-        load.replaceAllUsesWith(value);
-        load.erase();
-        ++numHostReads;
-      }
-    }
+    if (!work.reads.empty() && failed(copyReadsToHost(module, fn, work.reads)))
+      return failure();
     return success();
   }
 };

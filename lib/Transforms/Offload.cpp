@@ -54,6 +54,12 @@ struct Write {
   size_t due = 0;
 };
 
+/// A started read of an offloaded argument, and its staged value once
+/// waited for.
+struct Read {
+  Value pending, token, value;
+};
+
 /// Moves the pure `op` up as placeEarly does, its private producers first:
 /// the pure ops whose results only `op` reads (a gradient's scaling before
 /// its update), each as early as its own inputs allow. A producer that
@@ -100,15 +106,37 @@ public:
 
 private:
   LogicalResult collect();
+  void hoistUpdates();
+  void collectItems();
+  LogicalResult planWrites();
+  /// The reads before each item and the writes after it, swept in block
+  /// order.
+  void insertTransfers();
+  /// Starts the reads of item `k`'s arguments at `b`'s insertion point.
+  void startReads(OpBuilder &b, size_t k);
+  /// Starts write `i` right after `anchor` (its `after`, or a write started
+  /// after that); returns the start.
+  Operation *startWrite(OpBuilder &b, size_t i, Operation *anchor);
+  void waitWrite(OpBuilder &b, size_t i);
+  /// Waits for the started writes due before item `due`.
+  void waitWrites(OpBuilder &b, size_t due);
 
   func::FuncOp func;
   Placement optimizer, params;
   unsigned readAhead;
   SmallVector<Offloaded> offloaded;
+  func::ReturnOp ret;
   /// Operations of the entry block that use offloaded arguments, in order,
   /// and which arguments each reads.
   SmallVector<Operation *> items;
   SmallVector<SmallVector<unsigned>> itemArgs;
+  DenseMap<Operation *, size_t> itemIndex;
+  SmallVector<Write> writes;
+  DenseMap<unsigned, const Offloaded *> byArg;
+  /// Staged reads: per item, the started read of each argument it reads.
+  SmallVector<llvm::MapVector<unsigned, Read>> reads;
+  /// Per write, its token and the value it keeps until its wait.
+  SmallVector<std::pair<Value, Value>> writeTokens;
 };
 
 LogicalResult Offloader::collect() {
@@ -170,16 +198,8 @@ LogicalResult Offloader::collect() {
   return success();
 }
 
-LogicalResult Offloader::run() {
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError("zero-offload needs a function of one block");
-  if (failed(collect()))
-    return failure();
-  if (offloaded.empty())
-    return success();
+void Offloader::hoistUpdates() {
   Block &block = func.getBody().front();
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
-
   // Updates as early as their inputs allow: an update of an offloaded value
   // right after its gradient is complete (in the backward pass, where
   // zero-schedule left that reduction's wait) rather than where the
@@ -193,7 +213,10 @@ LogicalResult Offloader::run() {
     if (def && (def = inBlock(block, def)) && isPure(def))
       hoistWithProducers(block, def);
   }
+}
 
+void Offloader::collectItems() {
+  Block &block = func.getBody().front();
   // The items: every operation of the block that uses an offloaded
   // argument, except the return where it hands the argument back as its
   // own (unchanged) new value.
@@ -214,13 +237,14 @@ LogicalResult Offloader::run() {
       items.push_back(&op);
       itemArgs.push_back(it->second);
     }
-  DenseMap<Operation *, size_t> itemIndex;
   for (size_t k = 0; k < items.size(); ++k)
     itemIndex[items[k]] = k;
+}
 
+LogicalResult Offloader::planWrites() {
+  Block &block = func.getBody().front();
   // The writes: after the later of the new value's definition and the last
   // use of the old one, completed before the use after next.
-  SmallVector<Write> writes;
   for (const Offloaded &o : offloaded) {
     if (o.result < 0)
       continue;
@@ -248,72 +272,64 @@ LogicalResult Offloader::run() {
     w.due = next + 1;
     writes.push_back(w);
   }
+  return success();
+}
 
-  // Arguments become extents.
+void Offloader::startReads(OpBuilder &b, size_t k) {
   MLIRContext *ctx = func.getContext();
-  DenseMap<unsigned, const Offloaded *> byArg;
-  for (const Offloaded &o : offloaded) {
-    func.getArgument(o.arg).setType(ExtentType::get(ctx, o.type));
-    byArg[o.arg] = &o;
-  }
-  numOffloaded = offloaded.size();
-
   StringRef categoryName = ZeroDialect::CategoryAttrHelper::getNameStr();
-  OpBuilder b(ctx);
-  // Staged reads: per item, the started read of each argument it reads.
-  struct Read {
-    Value pending, token, value;
-  };
-  SmallVector<llvm::MapVector<unsigned, Read>> reads(items.size());
-  auto startReads = [&](size_t k) {
-    for (unsigned arg : itemArgs[k]) {
-      // A wait keeps what its start read: the start's staged value.
-      if (auto wait = dyn_cast<WaitOp>(items[k]))
-        if (auto it = itemIndex.find(wait.getToken().getDefiningOp());
-            it != itemIndex.end() && reads[it->second].count(arg))
-          continue;
-      const Offloaded &o = *byArg[arg];
-      auto read = ReadStartOp::create(
-          b, func.getArgument(arg).getLoc(),
-          TypeRange{o.type, TokenType::get(ctx)}, func.getArgument(arg),
-          Value());
-      read->setAttr(categoryName, b.getStringAttr(o.category));
-      reads[k][arg] = {read.getPending(), read.getToken(), Value()};
-      ++numReads;
-    }
-  };
+  for (unsigned arg : itemArgs[k]) {
+    // A wait keeps what its start read: the start's staged value.
+    if (auto wait = dyn_cast<WaitOp>(items[k]))
+      if (auto it = itemIndex.find(wait.getToken().getDefiningOp());
+          it != itemIndex.end() && reads[it->second].count(arg))
+        continue;
+    const Offloaded &o = *byArg[arg];
+    auto read = ReadStartOp::create(b, func.getArgument(arg).getLoc(),
+                                    TypeRange{o.type, TokenType::get(ctx)},
+                                    func.getArgument(arg), Value());
+    read->setAttr(categoryName, b.getStringAttr(o.category));
+    reads[k][arg] = {read.getPending(), read.getToken(), Value()};
+    ++numReads;
+  }
+}
+
+Operation *Offloader::startWrite(OpBuilder &b, size_t i, Operation *anchor) {
+  MLIRContext *ctx = func.getContext();
+  StringRef categoryName = ZeroDialect::CategoryAttrHelper::getNameStr();
+  b.setInsertionPointAfter(anchor);
+  auto write = WriteStartOp::create(
+      b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
+      writes[i].value, func.getArgument(writes[i].arg));
+  write->setAttr(categoryName, b.getStringAttr(byArg[writes[i].arg]->category));
+  writeTokens[i] = {write.getToken(), writes[i].value};
+  ++numWrites;
+  return write;
+}
+
+void Offloader::waitWrite(OpBuilder &b, size_t i) {
+  WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first, Value(),
+                 ValueRange{writeTokens[i].second});
+}
+
+void Offloader::waitWrites(OpBuilder &b, size_t due) {
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (writes[i].due == due && writeTokens[i].first)
+      waitWrite(b, i);
+}
+
+void Offloader::insertTransfers() {
+  OpBuilder b(func.getContext());
+  reads.resize(items.size());
+  writeTokens.resize(writes.size());
   // The first `readAhead` items' reads start one operation before the
   // first item.
   if (!items.empty()) {
     Operation *first = items.front();
     b.setInsertionPoint(first->getPrevNode() ? first->getPrevNode() : first);
     for (size_t k = 0; k < std::min<size_t>(readAhead, items.size()); ++k)
-      startReads(k);
+      startReads(b, k);
   }
-  // Per write, its token and the value it keeps until its wait.
-  SmallVector<std::pair<Value, Value>> writeTokens(writes.size());
-  // Starts write `i` right after `anchor` (its `after`, or a write started
-  // after that); returns the start.
-  auto startWrite = [&](size_t i, Operation *anchor) -> Operation * {
-    b.setInsertionPointAfter(anchor);
-    auto write = WriteStartOp::create(
-        b, writes[i].after->getLoc(), TypeRange{TokenType::get(ctx)},
-        writes[i].value, func.getArgument(writes[i].arg));
-    write->setAttr(categoryName,
-                   b.getStringAttr(byArg[writes[i].arg]->category));
-    writeTokens[i] = {write.getToken(), writes[i].value};
-    ++numWrites;
-    return write;
-  };
-  auto waitWrite = [&](size_t i) {
-    WaitOp::create(b, ret.getLoc(), TypeRange{}, writeTokens[i].first,
-                   Value(), ValueRange{writeTokens[i].second});
-  };
-  auto waitWrites = [&](size_t due) {
-    for (size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].due == due && writeTokens[i].first)
-        waitWrite(i);
-  };
   for (size_t k = 0; k < items.size(); ++k) {
     Operation *item = items[k];
     b.setInsertionPoint(item);
@@ -322,7 +338,7 @@ LogicalResult Offloader::run() {
                                   read.token, read.pending, ValueRange{})
                        .getResult();
     }
-    waitWrites(k);
+    waitWrites(b, k);
     // The item reads the staged values (a wait's keep: its start's).
     for (unsigned arg : itemArgs[k]) {
       Value staged;
@@ -343,20 +359,20 @@ LogicalResult Offloader::run() {
     Operation *last = item;
     for (size_t i = 0; i < writes.size(); ++i)
       if (writes[i].after == item)
-        last = startWrite(i, last);
+        last = startWrite(b, i, last);
     if (k + readAhead < items.size()) {
       b.setInsertionPointAfter(last);
-      startReads(k + readAhead);
+      startReads(b, k + readAhead);
     }
   }
   // Writes after operations that are no item; a wait due before an item
   // the sweep has passed goes there now.
   for (size_t i = 0; i < writes.size(); ++i)
     if (!writeTokens[i].first) {
-      startWrite(i, writes[i].after);
+      startWrite(b, i, writes[i].after);
       if (writes[i].due < items.size()) {
         b.setInsertionPoint(items[writes[i].due]);
-        waitWrite(i);
+        waitWrite(b, i);
         writes[i].due = SIZE_MAX;
       }
     }
@@ -364,7 +380,33 @@ LogicalResult Offloader::run() {
   b.setInsertionPoint(ret);
   for (size_t i = 0; i < writes.size(); ++i)
     if (writes[i].due != SIZE_MAX && writes[i].due >= items.size())
-      waitWrite(i);
+      waitWrite(b, i);
+}
+
+LogicalResult Offloader::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("zero-offload needs a function of one block");
+  if (failed(collect()))
+    return failure();
+  if (offloaded.empty())
+    return success();
+  Block &block = func.getBody().front();
+  ret = cast<func::ReturnOp>(block.getTerminator());
+
+  hoistUpdates();
+  collectItems();
+  if (failed(planWrites()))
+    return failure();
+
+  // Arguments become extents.
+  MLIRContext *ctx = func.getContext();
+  for (const Offloaded &o : offloaded) {
+    func.getArgument(o.arg).setType(ExtentType::get(ctx, o.type));
+    byArg[o.arg] = &o;
+  }
+  numOffloaded = offloaded.size();
+
+  insertTransfers();
 
   // The new values leave the results.
   llvm::BitVector gone(func.getNumResults());
@@ -474,7 +516,38 @@ private:
   /// (a destination the user overwrites).
   Value toHost(Value v, Operation *user, StringRef category, bool exclusive);
 
+  /// The optimizer-state arguments, checked.
+  LogicalResult findStates();
+  /// Marks the states as host memory and collects the operations that read
+  /// them, which run on the host.
+  LogicalResult placeStatesOnHost();
+  /// Runs the host operation `op` on the host: its device operands copied
+  /// over, its results copied back where the device reads them.
+  void runOnHost(Operation &op);
+  void copyBack(Operation &op, OpResult result);
+  LogicalResult checkNewStatesOnHost();
+
+  /// A copied gradient that a reduction's wait (and pure ops after it)
+  /// produce.
+  struct Reduced {
+    Operation *start;
+    WaitOp wait;
+    /// From the wait's user to the copy's input.
+    SmallVector<Operation *> chain;
+    CopyStartOp copy;
+  };
+  /// The copied gradients whose chain back to their reduction's wait can
+  /// move, in the order their reductions start.
+  SmallVector<Reduced> findReducedCopies();
+  void hoistReducedCopies();
+  void completeCopiesEarly();
+  void storeParametersEarly();
+
   func::FuncOp func;
+  func::ReturnOp ret;
+  SmallVector<unsigned> states;
+  /// The operations that read a state, which run on the host.
+  DenseSet<Operation *> hostOps;
   DenseSet<Value> onHost;
   DenseMap<Value, Value> hostCopies;
   /// The host operations in block order.
@@ -524,19 +597,10 @@ Value HostOffloader::toHost(Value v, Operation *user, StringRef category,
   return waited;
 }
 
-LogicalResult HostOffloader::run() {
+LogicalResult HostOffloader::findStates() {
   StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
   StringRef spaceName = ZeroDialect::SpaceAttrHelper::getNameStr();
-  StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError("zero-offload needs a function of one block");
-  Block &block = func.getBody().front();
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
-  MLIRContext *ctx = func.getContext();
-  StringAttr host = StringAttr::get(ctx, "host");
-
   // The states: host memory, as arguments and as results.
-  SmallVector<unsigned> states;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     if (!func.getArgAttr(i, stateName))
       continue;
@@ -559,9 +623,14 @@ LogicalResult HostOffloader::run() {
                                    "zero-offload once";
     states.push_back(i);
   }
-  if (states.empty())
-    return success();
-  DenseSet<Operation *> hostOps;
+  return success();
+}
+
+LogicalResult HostOffloader::placeStatesOnHost() {
+  StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
+  StringRef spaceName = ZeroDialect::SpaceAttrHelper::getNameStr();
+  Block &block = func.getBody().front();
+  StringAttr host = StringAttr::get(func.getContext(), "host");
   for (unsigned i : states) {
     BlockArgument arg = func.getArgument(i);
     func.setArgAttr(i, spaceName, host);
@@ -585,113 +654,120 @@ LogicalResult HostOffloader::run() {
     if (func.getResultAttr(r, stateName))
       func.setResultAttr(r, spaceName, host);
   numOffloaded = states.size();
+  return success();
+}
 
-  // In block order: every tensor operand from the device is copied to the
-  // host; every result the device reads is copied back.
-  OpBuilder b(ctx);
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (!hostOps.contains(&op))
+void HostOffloader::runOnHost(Operation &op) {
+  StringRef spaceName = ZeroDialect::SpaceAttrHelper::getNameStr();
+  StringAttr host = StringAttr::get(func.getContext(), "host");
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  for (OpOperand &operand : op.getOpOperands()) {
+    Value v = operand.get();
+    if (!isa<RankedTensorType>(v.getType()) || onHost.contains(v))
       continue;
-    auto linalgOp = cast<linalg::LinalgOp>(op);
-    for (OpOperand &operand : op.getOpOperands()) {
-      Value v = operand.get();
-      if (!isa<RankedTensorType>(v.getType()) || onHost.contains(v))
-        continue;
-      // An init without contents (an update that computes its parameter
-      // fresh) needs no copy: bufferization allocates it, in host memory
-      // when only host operations use it.
-      if (v.getDefiningOp<tensor::EmptyOp>() && linalgOp.isDpsInit(&operand) &&
-          v.hasOneUse())
-        continue;
-      // A parameter shard read from the NVMe tier for this update alone
-      // (params=nvme) is read into host memory: no copy.
-      if (ReadStartOp read = stagedReadFor(v, &op)) {
-        read->setAttr(spaceName, host);
-        onHost.insert(v);
-        continue;
-      }
-      StringRef category = isParameterView(func, v) ? "params"
-                           : linalgOp.isDpsInit(&operand) ? "activations"
-                                                          : "grads";
-      // A destination the update overwrites gets a copy of its own: a
-      // shared one would make bufferization copy it again, into memory
-      // the host cannot reach on a device.
-      operand.set(toHost(v, &op, category,
-                         /*exclusive=*/linalgOp.isDpsInit(&operand)));
+    // An init without contents (an update that computes its parameter
+    // fresh) needs no copy: bufferization allocates it, in host memory
+    // when only host operations use it.
+    if (v.getDefiningOp<tensor::EmptyOp>() && linalgOp.isDpsInit(&operand) &&
+        v.hasOneUse())
+      continue;
+    // A parameter shard read from the NVMe tier for this update alone
+    // (params=nvme) is read into host memory: no copy.
+    if (ReadStartOp read = stagedReadFor(v, &op)) {
+      read->setAttr(spaceName, host);
+      onHost.insert(v);
+      continue;
     }
-    op.setAttr(spaceName, host);
-    ++numHostOps;
-    for (OpResult result : op.getResults()) {
-      onHost.insert(result);
-      SmallVector<OpOperand *> deviceUses;
-      Operation *first = nullptr;
-      for (OpOperand &use : result.getUses()) {
-        Operation *owner = block.findAncestorOpInBlock(*use.getOwner());
-        if (hostOps.contains(owner))
-          continue;
-        if (owner == ret &&
-            func.getResultAttr(use.getOperandNumber(), spaceName))
-          continue;
-        // Written to the NVMe tier (params=nvme) from host memory, and
-        // kept until that write completes.
-        if (auto write = dyn_cast<WriteStartOp>(use.getOwner());
-            write && use.get() == write.getInput()) {
-          write->setAttr(spaceName, host);
-          continue;
-        }
-        if (auto wait = dyn_cast<WaitOp>(use.getOwner());
-            wait && isa_and_nonnull<WriteStartOp>(
-                        wait.getToken().getDefiningOp()))
-          continue;
-        deviceUses.push_back(&use);
-        if (!first || owner->isBeforeInBlock(first))
-          first = owner;
-      }
-      if (deviceUses.empty())
-        continue;
-      b.setInsertionPointAfter(&op);
-      auto copy = CopyStartOp::create(
-          b, op.getLoc(), TypeRange{result.getType(), TokenType::get(ctx)},
-          result, Value());
-      copy->setAttr(spaceName, b.getStringAttr("device"));
-      copy->setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
-                    b.getStringAttr("params"));
-      b.setInsertionPoint(first);
-      Value back = WaitOp::create(b, op.getLoc(), result.getType(),
-                                  copy.getToken(), copy.getPending(),
-                                  ValueRange{result})
-                       .getResult();
-      ++numCopies;
-      for (OpOperand *use : deviceUses)
-        use->set(back);
-      // Returned as a parameter's new value (stage 0): stored into that
-      // parameter's argument, so that bufferization updates the argument's
-      // buffer in place rather than return another one.
-      for (OpOperand *use : deviceUses) {
-        if (use->getOwner() != ret || first != ret)
-          continue;
-        auto name = func.getResultAttrOfType<StringAttr>(
-            use->getOperandNumber(), paramName);
-        if (!name)
-          continue;
-        for (BlockArgument arg : func.getArguments())
-          if (func.getArgAttr(arg.getArgNumber(), paramName) == name &&
-              arg.getType() == back.getType()) {
-            b.setInsertionPoint(ret);
-            auto store = bufferization::MaterializeInDestinationOp::create(
-                b, op.getLoc(), back.getType(), back, arg);
-            use->set(store.getResult());
-            first = store;
-            break;
-          }
+    StringRef category = isParameterView(func, v)       ? "params"
+                         : linalgOp.isDpsInit(&operand) ? "activations"
+                                                        : "grads";
+    // A destination the update overwrites gets a copy of its own: a
+    // shared one would make bufferization copy it again, into memory
+    // the host cannot reach on a device.
+    operand.set(toHost(v, &op, category,
+                       /*exclusive=*/linalgOp.isDpsInit(&operand)));
+  }
+  op.setAttr(spaceName, host);
+  ++numHostOps;
+  for (OpResult result : op.getResults())
+    copyBack(op, result);
+  hostOrder.push_back(&op);
+}
+
+void HostOffloader::copyBack(Operation &op, OpResult result) {
+  StringRef spaceName = ZeroDialect::SpaceAttrHelper::getNameStr();
+  StringRef paramName = ZeroDialect::ParamAttrHelper::getNameStr();
+  StringAttr host = StringAttr::get(func.getContext(), "host");
+  MLIRContext *ctx = func.getContext();
+  Block &block = func.getBody().front();
+  OpBuilder b(ctx);
+  onHost.insert(result);
+  SmallVector<OpOperand *> deviceUses;
+  Operation *first = nullptr;
+  for (OpOperand &use : result.getUses()) {
+    Operation *owner = block.findAncestorOpInBlock(*use.getOwner());
+    if (hostOps.contains(owner))
+      continue;
+    if (owner == ret && func.getResultAttr(use.getOperandNumber(), spaceName))
+      continue;
+    // Written to the NVMe tier (params=nvme) from host memory, and
+    // kept until that write completes.
+    if (auto write = dyn_cast<WriteStartOp>(use.getOwner());
+        write && use.get() == write.getInput()) {
+      write->setAttr(spaceName, host);
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitOp>(use.getOwner());
+        wait && isa_and_nonnull<WriteStartOp>(wait.getToken().getDefiningOp()))
+      continue;
+    deviceUses.push_back(&use);
+    if (!first || owner->isBeforeInBlock(first))
+      first = owner;
+  }
+  if (deviceUses.empty())
+    return;
+  b.setInsertionPointAfter(&op);
+  auto copy = CopyStartOp::create(
+      b, op.getLoc(), TypeRange{result.getType(), TokenType::get(ctx)}, result,
+      Value());
+  copy->setAttr(spaceName, b.getStringAttr("device"));
+  copy->setAttr(ZeroDialect::CategoryAttrHelper::getNameStr(),
+                b.getStringAttr("params"));
+  b.setInsertionPoint(first);
+  Value back = WaitOp::create(b, op.getLoc(), result.getType(), copy.getToken(),
+                              copy.getPending(), ValueRange{result})
+                   .getResult();
+  ++numCopies;
+  for (OpOperand *use : deviceUses)
+    use->set(back);
+  // Returned as a parameter's new value (stage 0): stored into that
+  // parameter's argument, so that bufferization updates the argument's
+  // buffer in place rather than return another one.
+  for (OpOperand *use : deviceUses) {
+    if (use->getOwner() != ret || first != ret)
+      continue;
+    auto name = func.getResultAttrOfType<StringAttr>(use->getOperandNumber(),
+                                                     paramName);
+    if (!name)
+      continue;
+    for (BlockArgument arg : func.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), paramName) == name &&
+          arg.getType() == back.getType()) {
+        b.setInsertionPoint(ret);
+        auto store = bufferization::MaterializeInDestinationOp::create(
+            b, op.getLoc(), back.getType(), back, arg);
+        use->set(store.getResult());
+        first = store;
         break;
       }
-      if (auto store = dyn_cast<bufferization::MaterializeInDestinationOp>(first))
-        stores.push_back({hostOrder.size(), back.getDefiningOp(), store});
-    }
-    hostOrder.push_back(&op);
+    break;
   }
+  if (auto store = dyn_cast<bufferization::MaterializeInDestinationOp>(first))
+    stores.push_back({hostOrder.size(), back.getDefiningOp(), store});
+}
 
+LogicalResult HostOffloader::checkNewStatesOnHost() {
+  StringRef stateName = ZeroDialect::StateAttrHelper::getNameStr();
   // Every new state comes out of a host operation (or is the state
   // itself): the driver keeps the results in host memory.
   for (unsigned r = 0; r < func.getNumResults(); ++r) {
@@ -707,19 +783,10 @@ LogicalResult HostOffloader::run() {
               "value computed on the host, by an operation that reads a "
               "state";
   }
+  return success();
+}
 
-  // A gradient whose reduction zero-schedule waits for where the update
-  // needs it (after the backward pass, where zero-partition put the
-  // optimizer) would stay on the device until then. Its wait, the pure ops
-  // only the copy reads (the 1/N scaling, a reshape) and the copy move up
-  // to right after the next copied gradient's reduction starts, so that it
-  // leaves during the backward pass.
-  struct Reduced {
-    Operation *start;
-    WaitOp wait;
-    SmallVector<Operation *> chain; ///< from the wait's user to the copy's input
-    CopyStartOp copy;
-  };
+SmallVector<HostOffloader::Reduced> HostOffloader::findReducedCopies() {
   SmallVector<Reduced> reduced;
   for (CopyStartOp copy : computedCopies) {
     Reduced r;
@@ -767,6 +834,18 @@ LogicalResult HostOffloader::run() {
   llvm::sort(reduced, [](const Reduced &a, const Reduced &b) {
     return a.start->isBeforeInBlock(b.start);
   });
+  return reduced;
+}
+
+void HostOffloader::hoistReducedCopies() {
+  Block &block = func.getBody().front();
+  // A gradient whose reduction zero-schedule waits for where the update
+  // needs it (after the backward pass, where zero-partition put the
+  // optimizer) would stay on the device until then. Its wait, the pure ops
+  // only the copy reads (the 1/N scaling, a reshape) and the copy move up
+  // to right after the next copied gradient's reduction starts, so that it
+  // leaves during the backward pass.
+  SmallVector<Reduced> reduced = findReducedCopies();
   for (size_t i = 0; i < reduced.size(); ++i) {
     Reduced &r = reduced[i];
     // Where zero-schedule waits before the next reduction starts (or for
@@ -796,7 +875,9 @@ LogicalResult HostOffloader::run() {
     }
     zero::moveOpAfter(r.copy, last);
   }
+}
 
+void HostOffloader::completeCopiesEarly() {
   // A computed value's copy completes once the next one has started
   // (a gradient's, once the next gradient is out), not right before its
   // update: its device buffer is then freed during the backward pass, and
@@ -810,7 +891,10 @@ LogicalResult HostOffloader::run() {
     if (next->isBeforeInBlock(wait))
       zero::moveOpAfter(wait, next);
   }
+}
 
+void HostOffloader::storeParametersEarly() {
+  Block &block = func.getBody().front();
   // A new parameter that only goes into its argument's buffer (stage 0,
   // where zero-partition writes every parameter back at the end) is
   // written there two updates later rather than at the end: the device
@@ -852,6 +936,33 @@ LogicalResult HostOffloader::run() {
     zero::moveOpBefore(st.wait, at);
     zero::moveOpBefore(st.store, at);
   }
+}
+
+LogicalResult HostOffloader::run() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("zero-offload needs a function of one block");
+  Block &block = func.getBody().front();
+  ret = cast<func::ReturnOp>(block.getTerminator());
+
+  if (failed(findStates()))
+    return failure();
+  if (states.empty())
+    return success();
+  if (failed(placeStatesOnHost()))
+    return failure();
+
+  // In block order: every tensor operand from the device is copied to the
+  // host; every result the device reads is copied back.
+  for (Operation &op : llvm::make_early_inc_range(block))
+    if (hostOps.contains(&op))
+      runOnHost(op);
+
+  if (failed(checkNewStatesOnHost()))
+    return failure();
+
+  hoistReducedCopies();
+  completeCopiesEarly();
+  storeParametersEarly();
   return success();
 }
 

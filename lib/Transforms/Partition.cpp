@@ -120,6 +120,53 @@ private:
   /// The reduce-scatter of `g`, times `factor` (default: 1/N, the mean).
   Value reduceScatter(OpBuilder &b, Value g, std::optional<double> factor = {});
 
+  /// Whether train_step takes and returns this rank's shard of each
+  /// parameter (stage 3) and of each optimizer state (stages 1-3).
+  bool shardParams() const { return stage >= 3; }
+  bool shardStates() const { return stage >= 1; }
+
+  /// train_step's arguments in order: params, states, batch, hypers.
+  Value paramArg(unsigned i) const { return trainBody->getArgument(i); }
+  Value stateArg(unsigned s) const {
+    return trainBody->getArgument(step.params.size() + s);
+  }
+  Value batchArg(unsigned j) const {
+    return trainBody->getArgument(step.params.size() + step.states.size() + j);
+  }
+  Value hyperArg(unsigned h) const {
+    return trainBody->getArgument(step.params.size() + step.states.size() +
+                                  step.batch.size() + h);
+  }
+
+  /// train_step's argument and result types and attributes.
+  struct Signature {
+    SmallVector<Type> argTypes, resultTypes;
+    SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  };
+  /// What inlining forward_backward leaves for the later phases.
+  struct ForwardBackward {
+    Value loss;
+    SmallVector<Value> grads;
+    /// Stage 3: the ops that gather each parameter, and the gathered value.
+    SmallVector<SmallVector<Operation *>> chains;
+    SmallVector<Value> fullParams;
+  };
+
+  FailureOr<Signature> buildSignature();
+  /// @train_step with `sig`, its attributes and the flat-layout manifest,
+  /// without a body.
+  func::FuncOp createTrainStep(OpBuilder &b, const Signature &sig);
+  /// Opens the micro-batch loop (accumulate > 1) and moves `b` into it.
+  LogicalResult beginAccumulation(OpBuilder &b);
+  ForwardBackward inlineForwardBackward(OpBuilder &b);
+  /// Closes the micro-batch loop; `fwd` then holds the loop's results.
+  void endAccumulation(OpBuilder &b, ForwardBackward &fwd);
+  /// The gradients as the optimizer reads them: averaged, and sharded at
+  /// stages 1-3.
+  SmallVector<Value> reduceGradients(ArrayRef<Value> grads);
+  /// Inlines the optimizer and returns the loss, parameters and states.
+  LogicalResult inlineOptimizer(OpBuilder &b, Value globalLoss,
+                                MutableArrayRef<Value> optGrads);
   LogicalResult flattenOptimizer(OpBuilder &b, IRMapping &map);
   LogicalResult placeStage3Gathers(Block &body,
                                    ArrayRef<SmallVector<Operation *>> chains,
@@ -136,6 +183,10 @@ private:
   MLIRContext *ctx;
   Location loc;
   Block *trainBody = nullptr;
+  /// Where forward_backward is inlined: the micro-batch loop's body with
+  /// accumulate > 1, else trainBody.
+  Block *fbBlock = nullptr;
+  scf::ForOp loop; ///< The micro-batch loop; null without accumulation.
   Value rankIndex; ///< shard.process_linear_index, built on first use.
 };
 
@@ -541,21 +592,9 @@ LogicalResult Partitioner::placeStage3Gathers(
   return success();
 }
 
-LogicalResult Partitioner::run() {
+FailureOr<Partitioner::Signature> Partitioner::buildSignature() {
   func::FuncOp fb = step.forwardBackward, opt = step.optimizer;
-  if (!fb.getBody().hasOneBlock() || !opt.getBody().hasOneBlock())
-    return fb.emitOpError("zero-partition needs single-block step functions");
-
-  OpBuilder b(ctx);
-  b.setInsertionPointToStart(module.getBody());
-  if (!module.lookupSymbol(kGrid))
-    shard::GridOp::create(b, loc, kGrid, ArrayRef<int64_t>{n});
-  else if (!isa<shard::GridOp>(module.lookupSymbol(kGrid)))
-    return module.lookupSymbol(kGrid)->emitOpError()
-           << "uses the name @" << kGrid << " that zero-partition needs";
-
   // Signature: params, states, batch, hypers -> loss, params', states'.
-  bool shardParams = stage >= 3, shardStates = stage >= 1;
   SmallVector<Type> argTypes, resultTypes;
   SmallVector<DictionaryAttr> argAttrs, resultAttrs;
   auto named = [&](StringRef attr, Attribute value) {
@@ -571,14 +610,15 @@ LogicalResult Partitioner::run() {
     return list.getDictionary(ctx);
   };
   for (const ParamInfo &p : step.params) {
-    argTypes.push_back(shardParams ? shardType(p.type) : p.type);
+    argTypes.push_back(shardParams() ? shardType(p.type) : p.type);
     // forward_backward's argument attributes: the name and how drivers
     // initialize it (zero.init).
-    argAttrs.push_back(withSharded(fb.getArgAttrDict(p.fbArg), shardParams));
+    argAttrs.push_back(withSharded(fb.getArgAttrDict(p.fbArg), shardParams()));
   }
   for (const StateInfo &s : step.states) {
-    argTypes.push_back(shardStates ? shardType(s.type) : s.type);
-    argAttrs.push_back(withSharded(opt.getArgAttrDict(s.optArg), shardStates));
+    argTypes.push_back(shardStates() ? shardType(s.type) : s.type);
+    argAttrs.push_back(
+        withSharded(opt.getArgAttrDict(s.optArg), shardStates()));
   }
   for (const BatchInfo &bi : step.batch) {
     Type type = bi.type;
@@ -615,18 +655,21 @@ LogicalResult Partitioner::run() {
     resultAttrs.push_back(
         withSharded(named(ZeroDialect::ParamAttrHelper::getNameStr(),
                           StringAttr::get(ctx, p.name)),
-                    shardParams));
+                    shardParams()));
   }
   for (unsigned s = 0; s < step.states.size(); ++s) {
     resultTypes.push_back(argTypes[step.params.size() + s]);
     resultAttrs.push_back(argAttrs[step.params.size() + s]);
   }
+  return Signature{std::move(argTypes), std::move(resultTypes),
+                   std::move(argAttrs), std::move(resultAttrs)};
+}
 
-  b.setInsertionPoint(fb);
-  auto train = func::FuncOp::create(b, loc, "train_step",
-                                    b.getFunctionType(argTypes, resultTypes));
-  train.setAllArgAttrs(argAttrs);
-  train.setAllResultAttrs(resultAttrs);
+func::FuncOp Partitioner::createTrainStep(OpBuilder &b, const Signature &sig) {
+  auto train = func::FuncOp::create(
+      b, loc, "train_step", b.getFunctionType(sig.argTypes, sig.resultTypes));
+  train.setAllArgAttrs(sig.argAttrs);
+  train.setAllResultAttrs(sig.resultAttrs);
   train->setAttr(ZeroDialect::RoleAttrHelper::getNameStr(),
                  StringAttr::get(ctx, "train_step"));
   train->setAttr(ZeroDialect::StageAttrHelper::getNameStr(),
@@ -653,57 +696,43 @@ LogicalResult Partitioner::run() {
   }
   train->setAttr(ZeroDialect::ManifestAttrHelper::getNameStr(),
                  b.getArrayAttr(manifest));
+  return train;
+}
 
-  Block *body = train.addEntryBlock();
-  b.setInsertionPointToStart(body);
-  unsigned numParams = step.params.size(), numStates = step.states.size();
-  auto paramArg = [&](unsigned i) { return body->getArgument(i); };
-  auto stateArg = [&](unsigned s) { return body->getArgument(numParams + s); };
-  auto batchArg = [&](unsigned j) {
-    return body->getArgument(numParams + numStates + j);
-  };
-  auto hyperArg = [&](unsigned h) {
-    return body->getArgument(numParams + numStates + step.batch.size() + h);
-  };
-  trainBody = body;
-
-  // With accumulate=K, forward and backward go into an scf.for over the
-  // micro-batches whose iteration arguments are the loss and gradient
-  // accumulators (full gradients at stages 0-1, this rank's reduced slices
-  // at stages 2-3).
-  Block *fbBlock = body;
-  scf::ForOp loop;
+LogicalResult Partitioner::beginAccumulation(OpBuilder &b) {
+  func::FuncOp fb = step.forwardBackward;
   auto lossType = dyn_cast<RankedTensorType>(
       fb.getResultTypes()[step.lossResult]);
-  if (accumulate > 1) {
-    if (!lossType || lossType.getRank() != 0 ||
-        !isa<FloatType>(lossType.getElementType()))
-      return fb.emitOpError()
-             << "zero-partition: accumulate=" << accumulate
-             << " sums the loss over micro-batches and needs it as a 0-d "
-                "float tensor, not "
-             << fb.getResultTypes()[step.lossResult];
-    SmallVector<Value> inits{zeros(b, accumulatorType(lossType))};
-    for (const ParamInfo &p : step.params)
-      inits.push_back(zeros(
-          b, accumulatorType(stage >= 2 ? shardType(p.type) : p.type),
-          "grads"));
-    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-    Value ub = arith::ConstantIndexOp::create(b, loc, accumulate);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    loop = scf::ForOp::create(b, loc, lb, ub, one, inits);
-    fbBlock = loop.getBody();
-    b.setInsertionPointToStart(fbBlock);
-  }
+  if (!lossType || lossType.getRank() != 0 ||
+      !isa<FloatType>(lossType.getElementType()))
+    return fb.emitOpError()
+           << "zero-partition: accumulate=" << accumulate
+           << " sums the loss over micro-batches and needs it as a 0-d "
+              "float tensor, not "
+           << fb.getResultTypes()[step.lossResult];
+  SmallVector<Value> inits{zeros(b, accumulatorType(lossType))};
+  for (const ParamInfo &p : step.params)
+    inits.push_back(zeros(
+        b, accumulatorType(stage >= 2 ? shardType(p.type) : p.type), "grads"));
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, accumulate);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  loop = scf::ForOp::create(b, loc, lb, ub, one, inits);
+  fbBlock = loop.getBody();
+  b.setInsertionPointToStart(fbBlock);
+  return success();
+}
 
+Partitioner::ForwardBackward Partitioner::inlineForwardBackward(OpBuilder &b) {
+  func::FuncOp fb = step.forwardBackward;
   // forward_backward, inlined. Stage 3 first gathers every parameter; the
   // gathers move to their uses afterwards.
+  ForwardBackward out;
   IRMapping fbMap;
-  SmallVector<SmallVector<Operation *>> chains(numParams);
-  SmallVector<Value> fullParams;
+  out.chains.resize(step.params.size());
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value full = paramArg(i);
-    if (shardParams) {
+    if (shardParams()) {
       Operation *before = b.getInsertionBlock()->empty()
                               ? nullptr
                               : &b.getInsertionBlock()->back();
@@ -711,9 +740,9 @@ LogicalResult Partitioner::run() {
       for (Operation *op = before ? before->getNextNode()
                                   : &b.getInsertionBlock()->front();
            op; op = op->getNextNode())
-        chains[i].push_back(op);
+        out.chains[i].push_back(op);
     }
-    fullParams.push_back(full);
+    out.fullParams.push_back(full);
     fbMap.map(fb.getArgument(p.fbArg), full);
   }
   for (auto [j, bi] : llvm::enumerate(step.batch)) {
@@ -738,53 +767,58 @@ LogicalResult Partitioner::run() {
   for (Operation &op : fb.getBody().front().without_terminator())
     b.clone(op, fbMap);
   Operation *fbReturn = fb.getBody().front().getTerminator();
-  Value loss = fbMap.lookup(fbReturn->getOperand(step.lossResult));
-  SmallVector<Value> grads;
+  out.loss = fbMap.lookup(fbReturn->getOperand(step.lossResult));
   for (const ParamInfo &p : step.params)
-    grads.push_back(fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
+    out.grads.push_back(
+        fbMap.lookupOrDefault(fbReturn->getOperand(p.fbResult)));
+  return out;
+}
 
-  if (loop) {
-    // Each micro-batch adds its loss and gradients (stages 2-3: its
-    // reduce-scattered sums, as soon as each gradient exists) to the
-    // accumulators; the mean over micro-batches and ranks is taken once,
-    // after the loop.
-    SmallVector<Value> yielded{
-        accumulateInto(b, loop.getRegionIterArgs()[0], loss)};
-    for (auto [i, p] : llvm::enumerate(step.params)) {
-      Value g = grads[i];
-      OpBuilder gb(ctx);
-      Operation *def = g.getDefiningOp();
-      if (def && def->getBlock() == fbBlock)
-        gb.setInsertionPointAfter(def);
-      else
-        gb.setInsertionPointToEnd(fbBlock);
-      if (stage >= 2)
-        g = reduceScatter(gb, g, 1.0);
-      yielded.push_back(
-          accumulateInto(gb, loop.getRegionIterArgs()[i + 1], g));
-    }
-    b.setInsertionPointToEnd(fbBlock);
-    scf::YieldOp::create(b, loc, yielded);
-    b.setInsertionPointAfter(loop);
-    loss = narrow(b, loop.getResult(0), lossType.getElementType(),
-                  1.0 / static_cast<double>(accumulate), {});
-    for (unsigned i = 0; i < numParams; ++i)
-      grads[i] = loop.getResult(i + 1);
+void Partitioner::endAccumulation(OpBuilder &b, ForwardBackward &fwd) {
+  // Each micro-batch adds its loss and gradients (stages 2-3: its
+  // reduce-scattered sums, as soon as each gradient exists) to the
+  // accumulators; the mean over micro-batches and ranks is taken once,
+  // after the loop.
+  SmallVector<Value> yielded{
+      accumulateInto(b, loop.getRegionIterArgs()[0], fwd.loss)};
+  for (auto [i, p] : llvm::enumerate(step.params)) {
+    Value g = fwd.grads[i];
+    OpBuilder gb(ctx);
+    Operation *def = g.getDefiningOp();
+    if (def && def->getBlock() == fbBlock)
+      gb.setInsertionPointAfter(def);
+    else
+      gb.setInsertionPointToEnd(fbBlock);
+    if (stage >= 2)
+      g = reduceScatter(gb, g, 1.0);
+    yielded.push_back(accumulateInto(gb, loop.getRegionIterArgs()[i + 1], g));
   }
+  b.setInsertionPointToEnd(fbBlock);
+  scf::YieldOp::create(b, loc, yielded);
+  b.setInsertionPointAfter(loop);
+  // A 0-d float tensor, as beginAccumulation checked.
+  auto lossType = cast<RankedTensorType>(
+      step.forwardBackward.getResultTypes()[step.lossResult]);
+  fwd.loss = narrow(b, loop.getResult(0), lossType.getElementType(),
+                    1.0 / static_cast<double>(accumulate), {});
+  for (unsigned i = 0; i < step.params.size(); ++i)
+    fwd.grads[i] = loop.getResult(i + 1);
+}
 
+SmallVector<Value> Partitioner::reduceGradients(ArrayRef<Value> grads) {
   // Gradients: averaged over ranks (and micro-batches). Stage 2/3
   // reduce-scatter each one as soon as it exists; stage 1 after the whole
   // backward pass; stage 0 all-reduces.
   const double mean = 1.0 / static_cast<double>(n * accumulate);
-  SmallVector<Value> optGrads(numParams);
+  SmallVector<Value> optGrads(step.params.size());
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value g = grads[i];
     OpBuilder gb(ctx);
     Operation *def = g.getDefiningOp();
-    if (stage >= 2 && def && def->getBlock() == body && !loop)
+    if (stage >= 2 && def && def->getBlock() == trainBody && !loop)
       gb.setInsertionPointAfter(def);
     else
-      gb.setInsertionPointToEnd(body);
+      gb.setInsertionPointToEnd(trainBody);
     Type element = p.type.getElementType();
     if (loop && stage >= 2) {
       // Reduced in the loop already; an f32 accumulator of a bf16 gradient
@@ -807,14 +841,12 @@ LogicalResult Partitioner::run() {
       optGrads[i] = reduceScatter(gb, g, mean);
     }
   }
-  b.setInsertionPointToEnd(body);
+  return optGrads;
+}
 
-  // The loss: the mean over ranks of each rank's mean.
-  Value lossSum = shard::AllReduceOp::create(b, loc, loss.getType(), kGrid,
-                                             ArrayRef<int16_t>{0}, loss,
-                                             shard::ReductionKind::Sum);
-  Value globalLoss = scale(b, lossSum, 1.0 / static_cast<double>(n));
-
+LogicalResult Partitioner::inlineOptimizer(OpBuilder &b, Value globalLoss,
+                                           MutableArrayRef<Value> optGrads) {
+  func::FuncOp opt = step.optimizer;
   // The optimizer: on full tensors (stage 0) or on this rank's slices.
   IRMapping optMap;
   for (auto [i, p] : llvm::enumerate(step.params)) {
@@ -865,10 +897,59 @@ LogicalResult Partitioner::run() {
     results.push_back(fromOptimizer(
         b, optMap.lookup(optReturn->getOperand(s.optResult)), s.type));
   func::ReturnOp::create(b, loc, results);
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  func::FuncOp fb = step.forwardBackward, opt = step.optimizer;
+  if (!fb.getBody().hasOneBlock() || !opt.getBody().hasOneBlock())
+    return fb.emitOpError("zero-partition needs single-block step functions");
+
+  OpBuilder b(ctx);
+  b.setInsertionPointToStart(module.getBody());
+  if (!module.lookupSymbol(kGrid))
+    shard::GridOp::create(b, loc, kGrid, ArrayRef<int64_t>{n});
+  else if (!isa<shard::GridOp>(module.lookupSymbol(kGrid)))
+    return module.lookupSymbol(kGrid)->emitOpError()
+           << "uses the name @" << kGrid << " that zero-partition needs";
+
+  FailureOr<Signature> signature = buildSignature();
+  if (failed(signature))
+    return failure();
+  b.setInsertionPoint(fb);
+  func::FuncOp train = createTrainStep(b, *signature);
+
+  trainBody = train.addEntryBlock();
+  b.setInsertionPointToStart(trainBody);
+
+  // With accumulate=K, forward and backward go into an scf.for over the
+  // micro-batches whose iteration arguments are the loss and gradient
+  // accumulators (full gradients at stages 0-1, this rank's reduced slices
+  // at stages 2-3).
+  fbBlock = trainBody;
+  if (accumulate > 1 && failed(beginAccumulation(b)))
+    return failure();
+
+  ForwardBackward fwd = inlineForwardBackward(b);
+  if (loop)
+    endAccumulation(b, fwd);
+
+  SmallVector<Value> optGrads = reduceGradients(fwd.grads);
+  b.setInsertionPointToEnd(trainBody);
+
+  // The loss: the mean over ranks of each rank's mean.
+  Value lossSum = shard::AllReduceOp::create(b, loc, fwd.loss.getType(), kGrid,
+                                             ArrayRef<int16_t>{0}, fwd.loss,
+                                             shard::ReductionKind::Sum);
+  Value globalLoss = scale(b, lossSum, 1.0 / static_cast<double>(n));
+
+  if (failed(inlineOptimizer(b, globalLoss, optGrads)))
+    return failure();
 
   // Stage 3 moves each gather to its readers now that all of them exist: a
   // gradient (or loss) that is the parameter itself reads the gather too.
-  if (shardParams && failed(placeStage3Gathers(*fbBlock, chains, fullParams)))
+  if (shardParams() &&
+      failed(placeStage3Gathers(*fbBlock, fwd.chains, fwd.fullParams)))
     return failure();
 
   fb.erase();

@@ -563,6 +563,9 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     unsigned rounds = 0;
     int64_t flops = 0, freed = 0;
     unsigned recomputed = 0, cloned = 0;
+    /// Blocks checkpointed before the search (per-block checkpointing's
+    /// start); their ops and FLOPs are in `cloned` and `flops`.
+    unsigned blocks = 0;
   };
 
   /// Recomputes forward values of `fb` from its prediction `peak` until
@@ -746,6 +749,171 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
   /// Predictions this run made.
   unsigned predictions = 0;
 
+  /// " (x.y%)": `flops` as a share of the step's `totalFlops`.
+  static std::string percentOf(int64_t flops, int64_t totalFlops) {
+    return llvm::formatv(" ({0:F1}%)",
+                         totalFlops ? 100.0 * flops / totalFlops : 0.0)
+        .str();
+  }
+
+  /// policy=blocks: every block recomputed, and with remarks what that
+  /// did to the predicted peak.
+  LogicalResult checkpointEveryBlock(const TrainingStep &step,
+                                     MemoryPredictor &predictor,
+                                     int64_t totalFlops) {
+    func::FuncOp fb = step.forwardBackward;
+    FailureOr<Peak> before = Peak{};
+    if (remarks && failed(before = predict(predictor, fb)))
+      return failure();
+    int64_t flops = 0;
+    unsigned cloned = 0;
+    unsigned n = checkpointBlocks(step, flops, cloned);
+    numRecomputed += n;
+    numCloned += cloned;
+    if (!remarks)
+      return success();
+    FailureOr<Peak> after = predict(predictor, fb);
+    if (failed(after))
+      return failure();
+    fb.emitRemark() << "zero-remat: per-block checkpointing of " << n
+                    << " blocks: predicted peak " << before->bytes << " bytes, "
+                    << after->bytes << " after; " << cloned
+                    << " ops recomputed, " << flops << " FLOPs added to "
+                    << totalFlops << percentOf(flops, totalFlops);
+    return success();
+  }
+
+  /// Greedy from the step as it is, and greedy from per-block
+  /// checkpointing (where the model has blocks): the one that fits with
+  /// fewer FLOPs added is kept. At deep budgets recomputing a block once
+  /// beats recomputing its values one by one, whose recomputations can
+  /// repeat the same producers.
+  FailureOr<Outcome> searchBothWays(const TrainingStep &step,
+                                    MemoryPredictor &predictor, Peak peak) {
+    func::FuncOp fb = step.forwardBackward;
+    func::FuncOp original = fb.clone();
+    FailureOr<Outcome> greedy = holdBudget(predictor, fb, peak);
+    if (failed(greedy)) {
+      original.erase();
+      return failure();
+    }
+    Outcome best = *greedy;
+    int64_t blockFlops = 0;
+    unsigned blockCount = 0, blockOps = 0;
+    if ((best.stuckAt && !best.floor) || best.flops > 0) {
+      func::FuncOp chosen = fb.clone();
+      fb.getBody().takeBody(original.getBody());
+      blockCount = checkpointBlocks(step, blockFlops, blockOps);
+      FailureOr<Outcome> fromBlocks = failure();
+      if (blockCount) {
+        FailureOr<Peak> start = predict(predictor, fb);
+        if (failed(start) ||
+            failed(fromBlocks = holdBudget(predictor, fb, *start))) {
+          chosen.erase();
+          original.erase();
+          return failure();
+        }
+        fromBlocks->flops += blockFlops;
+        fromBlocks->cloned += blockOps;
+        fromBlocks->blocks = blockCount;
+      }
+      if (blockCount && !fromBlocks->stuckAt &&
+          (best.stuckAt || fromBlocks->flops < best.flops)) {
+        best = *fromBlocks;
+      } else {
+        fb.getBody().takeBody(chosen.getBody());
+      }
+      chosen.erase();
+    }
+    original.erase();
+    return best;
+  }
+
+  /// The error for a search that left `fb` over the budget at
+  /// `best.stuckAt`, saying why it stopped there.
+  void reportStuck(func::FuncOp fb, const Outcome &best, int64_t budget) {
+    InFlightDiagnostic diag = mlir::emitError(*best.stuckAt);
+    if (best.floor)
+      diag << "zero-remat: @" << fb.getSymName() << " needs at least "
+           << best.stuckBytes
+           << " bytes per rank here even recomputing every "
+              "forward value live across it that can be recomputed, ";
+    else if (best.outOfRounds && best.rate >= 0)
+      diag << "zero-remat: @" << fb.getSymName() << " peaks at "
+           << best.stuckBytes << " bytes per rank here after " << best.rounds
+           << " rounds of the search, which at the " << best.rate
+           << " bytes a round it lowered the peak by would "
+           << "not fit within max-rounds=" << static_cast<unsigned>(maxRounds)
+           << ", ";
+    else if (best.outOfRounds)
+      diag << "zero-remat: @" << fb.getSymName() << " peaks at "
+           << best.stuckBytes << " bytes per rank here after the search's "
+           << static_cast<unsigned>(maxRounds) << " rounds (max-rounds), ";
+    else
+      diag << "zero-remat: @" << fb.getSymName() << " peaks at "
+           << best.stuckBytes
+           << " bytes per rank here and the search found no recomputation "
+              "that lowers it, ";
+    diag << best.stuckBytes - budget << " bytes over memory-budget=" << budget
+         << " (raise the budget, or use a higher ZeRO stage or a smaller "
+            "batch)";
+    if (remarks)
+      diag.attachNote() << "zero-remat: " << predictions
+                        << (predictions == 1 ? " prediction" : " predictions")
+                        << " of the bufferized step";
+  }
+
+  /// policy=budget: recomputes until the predicted peak fits
+  /// memory-budget, or says why it cannot.
+  LogicalResult fitBudget(const TrainingStep &step, MemoryPredictor &predictor,
+                          int64_t totalFlops) {
+    func::FuncOp fb = step.forwardBackward;
+    int64_t budget = memoryBudget;
+    FailureOr<Peak> first = predict(predictor, fb);
+    if (failed(first))
+      return failure();
+    Peak peak = *first;
+    if (peak.bytes > budget && peak.arguments >= budget) {
+      fb.emitError() << "zero-remat: the buffers a driver passes to the "
+                        "partitioned step (model states, batch) take "
+                     << peak.arguments
+                     << " bytes per rank, and memory-budget=" << budget
+                     << " leaves nothing for the step itself (raise the "
+                        "budget, or use a higher ZeRO stage)";
+      return failure();
+    }
+    FailureOr<Outcome> searched = searchBothWays(step, predictor, peak);
+    if (failed(searched))
+      return failure();
+    Outcome best = *searched;
+    if (best.stuckAt) {
+      reportStuck(fb, best, budget);
+      return failure();
+    }
+    int64_t addedFlops = best.flops, freed = best.freed;
+    unsigned recomputed = best.recomputed, cloned = best.cloned;
+    unsigned blockCount = best.blocks;
+    peak = best.peak;
+    numRecomputed += recomputed;
+    numCloned += cloned;
+    if (remarks)
+      fb.emitRemark() << "zero-remat: predicted peak " << first->bytes
+                      << " bytes, " << peak.bytes
+                      << " after recomputation, within memory-budget=" << budget
+                      << "; "
+                      << (blockCount ? llvm::formatv("{0} blocks checkpointed "
+                                                     "and ",
+                                                     blockCount)
+                                           .str()
+                                     : std::string())
+                      << recomputed << " values recomputed (" << freed
+                      << " bytes at the peaks they were chosen at), "
+                      << addedFlops << " FLOPs added to " << totalFlops
+                      << percentOf(addedFlops, totalFlops) << "; "
+                      << predictions << " predictions of the bufferized step";
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     predictions = 0;
@@ -789,139 +957,11 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     int64_t totalFlops = 0;
     for (Operation &op : fb.getBody().front())
       totalFlops += flopsOf(&op);
-    auto percent = [&](int64_t flops) {
-      return llvm::formatv(" ({0:F1}%)",
-                           totalFlops ? 100.0 * flops / totalFlops : 0.0)
-          .str();
-    };
-    if (blocks) {
-      FailureOr<Peak> before = Peak{};
-      if (remarks && failed(before = predict(*predictor, fb)))
-        return signalPassFailure();
-      int64_t flops = 0;
-      unsigned cloned = 0;
-      unsigned n = checkpointBlocks(*step, flops, cloned);
-      numRecomputed += n;
-      numCloned += cloned;
-      if (!remarks)
-        return;
-      FailureOr<Peak> after = predict(*predictor, fb);
-      if (failed(after))
-        return signalPassFailure();
-      fb.emitRemark() << "zero-remat: per-block checkpointing of " << n
-                      << " blocks: predicted peak " << before->bytes
-                      << " bytes, " << after->bytes << " after; " << cloned
-                      << " ops recomputed, " << flops << " FLOPs added to "
-                      << totalFlops << percent(flops);
-      return;
-    }
-    int64_t budget = memoryBudget;
-    FailureOr<Peak> first = predict(*predictor, fb);
-    if (failed(first))
-      return signalPassFailure();
-    Peak peak = *first;
-    if (peak.bytes > budget && peak.arguments >= budget) {
-      fb.emitError() << "zero-remat: the buffers a driver passes to the "
-                        "partitioned step (model states, batch) take "
-                     << peak.arguments
-                     << " bytes per rank, and memory-budget=" << budget
-                     << " leaves nothing for the step itself (raise the "
-                        "budget, or use a higher ZeRO stage)";
-      return signalPassFailure();
-    }
-    // Greedy from the step as it is, and greedy from per-block
-    // checkpointing (where the model has blocks): the one that fits with
-    // fewer FLOPs added is kept. At deep budgets recomputing a block once
-    // beats recomputing its values one by one, whose recomputations can
-    // repeat the same producers.
-    func::FuncOp original = fb.clone();
-    FailureOr<Outcome> greedy = holdBudget(*predictor, fb, peak);
-    if (failed(greedy)) {
-      original.erase();
-      return signalPassFailure();
-    }
-    Outcome best = *greedy;
-    int64_t blockFlops = 0;
-    unsigned blockCount = 0, blockOps = 0;
-    if ((best.stuckAt && !best.floor) || best.flops > 0) {
-      func::FuncOp chosen = fb.clone();
-      fb.getBody().takeBody(original.getBody());
-      blockCount = checkpointBlocks(*step, blockFlops, blockOps);
-      FailureOr<Outcome> fromBlocks = failure();
-      if (blockCount) {
-        FailureOr<Peak> start = predict(*predictor, fb);
-        if (failed(start) ||
-            failed(fromBlocks = holdBudget(*predictor, fb, *start))) {
-          chosen.erase();
-          original.erase();
-          return signalPassFailure();
-        }
-        fromBlocks->flops += blockFlops;
-        fromBlocks->cloned += blockOps;
-      }
-      if (blockCount && !fromBlocks->stuckAt &&
-          (best.stuckAt || fromBlocks->flops < best.flops)) {
-        best = *fromBlocks;
-      } else {
-        fb.getBody().takeBody(chosen.getBody());
-        blockCount = 0;
-      }
-      chosen.erase();
-    }
-    original.erase();
-    if (best.stuckAt) {
-      InFlightDiagnostic diag = mlir::emitError(*best.stuckAt);
-      if (best.floor)
-        diag << "zero-remat: @" << fb.getSymName() << " needs at least "
-             << best.stuckBytes
-             << " bytes per rank here even recomputing every "
-                "forward value live across it that can be recomputed, ";
-      else if (best.outOfRounds && best.rate >= 0)
-        diag << "zero-remat: @" << fb.getSymName() << " peaks at "
-             << best.stuckBytes << " bytes per rank here after "
-             << best.rounds << " rounds of the search, which at the "
-             << best.rate << " bytes a round it lowered the peak by would "
-             << "not fit within max-rounds="
-             << static_cast<unsigned>(maxRounds) << ", ";
-      else if (best.outOfRounds)
-        diag << "zero-remat: @" << fb.getSymName() << " peaks at "
-             << best.stuckBytes << " bytes per rank here after the search's "
-             << static_cast<unsigned>(maxRounds) << " rounds (max-rounds), ";
-      else
-        diag << "zero-remat: @" << fb.getSymName() << " peaks at "
-             << best.stuckBytes
-             << " bytes per rank here and the search found no recomputation "
-                "that lowers it, ";
-      diag << best.stuckBytes - budget << " bytes over memory-budget="
-           << budget
-           << " (raise the budget, or use a higher ZeRO stage or a smaller "
-              "batch)";
-      if (remarks)
-        diag.attachNote() << "zero-remat: " << predictions
-                          << (predictions == 1 ? " prediction" : " predictions")
-                          << " of the bufferized step";
-      return signalPassFailure();
-    }
-    int64_t addedFlops = best.flops, freed = best.freed;
-    unsigned recomputed = best.recomputed, cloned = best.cloned;
-    peak = best.peak;
-    numRecomputed += recomputed;
-    numCloned += cloned;
-    if (remarks)
-      fb.emitRemark() << "zero-remat: predicted peak " << first->bytes
-                      << " bytes, " << peak.bytes
-                      << " after recomputation, within memory-budget="
-                      << budget << "; "
-                      << (blockCount ? llvm::formatv("{0} blocks checkpointed "
-                                                     "and ",
-                                                     blockCount)
-                                           .str()
-                                     : std::string())
-                      << recomputed << " values recomputed (" << freed
-                      << " bytes at the peaks they were chosen at), "
-                      << addedFlops << " FLOPs added to " << totalFlops
-                      << percent(addedFlops) << "; " << predictions
-                      << " predictions of the bufferized step";
+    LogicalResult result =
+        blocks ? checkpointEveryBlock(*step, *predictor, totalFlops)
+               : fitBudget(*step, *predictor, totalFlops);
+    if (failed(result))
+      signalPassFailure();
   }
 };
 
