@@ -5,9 +5,10 @@
 // provides memory, copies, arithmetic and (on a GPU) kernel launches. Two
 // are built: the CPU backend (OpenBLAS, host memory) and the CUDA backend
 // (CudaBackend.cpp: device memory, cuBLASLt and kernels on one compute
-// stream, the CUDA libraries opened at run time). Collectives are not part
-// of it: the world and the MPI collectives are in Comm.h, which copies
-// through the backend where a world of one rank only copies.
+// stream, the CUDA libraries opened at run time; its NCCL collectives in
+// Nccl.cpp). Collectives are not part of it: the world and the MPI
+// collectives are in Comm.h, which copies through the backend where a world
+// of one rank only copies.
 //
 // Backends may throw (zero::runtime::Error for invalid input, std::bad_alloc
 // for exhausted memory); the C ABI layer catches everything.

@@ -2,8 +2,9 @@
 //
 // The collective entry points (zrt_collective_run, _start, _scalar,
 // zrt_broadcast_bytes), zrt_wait, the communication arena, the simulated
-// link and the collectives' counters; the collectives themselves and the
-// MPI world are in Comm.cpp, the communication thread in CommQueue.cpp.
+// link and the collectives' counters; the MPI world is in Comm.cpp, the
+// collectives themselves in MpiCollectives.cpp, the communication thread in
+// CommQueue.cpp.
 //
 // A blocking collective runs on the calling thread after every started one;
 // a started one is checked here (what needs no world), then queued for the

@@ -4,7 +4,8 @@
 // collectives runtime.h declares. Functions throw zero::runtime::Error for
 // invalid arguments and MPI errors; the C ABI layer (Collectives.cpp) catches
 // them and counts nothing for failed calls. No MPI type appears here, so
-// only Comm.cpp includes mpi.h.
+// only Comm.cpp (the world) and MpiCollectives.cpp (the collectives on MPI),
+// through CommInternal.h, include mpi.h.
 //
 //===----------------------------------------------------------------------===//
 

@@ -9,12 +9,9 @@
 // use of device memory is on the one stream, in program order.
 //
 // The CUDA driver and cuBLASLt are opened with dlopen when the backend is
-// first selected, so the runtime links nothing of CUDA: a CPU program needs
-// no CUDA library, and a training binary built where the CUDA toolkit is
-// runs where only the driver and the libraries are (the nvidia-* Python
-// packages, for example, on LD_LIBRARY_PATH). The headers give the types and
-// the versioned symbol names (cuMemAlloc is cuMemAlloc_v2), so what is looked
-// up is exactly what the header declares.
+// first selected, through the tables of CudaSymbols.h, so the runtime links
+// nothing of CUDA. The context and the driver's errors are CudaContext.h's;
+// the collectives over several ranks (NCCL) are Nccl.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,16 +21,8 @@
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include <cublasLt.h>
-#include <cublas_api.h>
-#include <cuda.h>
-// NCCL, for collectives over several ranks, where the toolkit has it.
-#if __has_include(<nccl.h>)
-#include <nccl.h>
-#define ZERO_RUNTIME_HAVE_NCCL 1
-#endif
-
-#include <dlfcn.h>
+#include "CudaContext.h"
+#include "Nccl.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -50,126 +39,6 @@
 
 namespace zero::runtime {
 namespace {
-
-#define ZERO_STR2(x) #x
-#define ZERO_STR(x) ZERO_STR2(x)
-
-/// The versioned name a header macro expands to ("cuMemAlloc_v2").
-#define ZERO_CU_NAME(fn) ZERO_STR(fn)
-
-/// The library cuBLASLt is looked up as: the major version of the headers
-/// the runtime was built with.
-const std::string kCublasLtLibrary =
-    "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-
-/// Entry points of the CUDA driver API, typed by the header's declarations.
-struct DriverApi {
-#define ZERO_CU_FN(fn) decltype(&fn) fn##_ = nullptr;
-#define ZERO_CU_FUNCTIONS(X)                                                   \
-  X(cuInit)                                                                    \
-  X(cuDriverGetVersion)                                                        \
-  X(cuGetErrorName)                                                            \
-  X(cuGetErrorString)                                                          \
-  X(cuDeviceGetCount)                                                          \
-  X(cuDeviceGet)                                                               \
-  X(cuDeviceGetName)                                                           \
-  X(cuDeviceGetAttribute)                                                      \
-  X(cuDevicePrimaryCtxRetain)                                                  \
-  X(cuCtxSetCurrent)                                                           \
-  X(cuStreamCreate)                                                            \
-  X(cuStreamSynchronize)                                                       \
-  X(cuMemAlloc)                                                                \
-  X(cuMemFree)                                                                 \
-  X(cuMemGetInfo)                                                              \
-  X(cuMemsetD8Async)                                                           \
-  X(cuMemcpyDtoHAsync)                                                         \
-  X(cuMemcpyHtoDAsync)                                                         \
-  X(cuMemcpyDtoDAsync)                                                         \
-  X(cuMemcpyAsync)                                                             \
-  X(cuMemHostAlloc)                                                            \
-  X(cuMemFreeHost)                                                             \
-  X(cuEventCreate)                                                             \
-  X(cuEventDestroy)                                                            \
-  X(cuEventRecord)                                                             \
-  X(cuEventSynchronize)                                                        \
-  X(cuEventQuery)                                                              \
-  X(cuStreamWaitEvent)                                                         \
-  X(cuModuleLoadData)                                                          \
-  X(cuModuleGetFunction)                                                       \
-  X(cuLaunchKernel)
-  ZERO_CU_FUNCTIONS(ZERO_CU_FN)
-#undef ZERO_CU_FN
-};
-
-/// Entry points of cuBLASLt.
-struct LtApi {
-#define ZERO_LT_FN(fn) decltype(&fn) fn##_ = nullptr;
-#define ZERO_LT_FUNCTIONS(X)                                                   \
-  X(cublasLtGetVersion)                                                        \
-  X(cublasLtGetStatusName)                                                     \
-  X(cublasLtCreate)                                                            \
-  X(cublasLtMatmulDescCreate)                                                  \
-  X(cublasLtMatmulDescDestroy)                                                 \
-  X(cublasLtMatmulDescSetAttribute)                                            \
-  X(cublasLtMatrixLayoutCreate)                                                \
-  X(cublasLtMatrixLayoutDestroy)                                               \
-  X(cublasLtMatrixLayoutSetAttribute)                                          \
-  X(cublasLtMatmulPreferenceCreate)                                            \
-  X(cublasLtMatmulPreferenceDestroy)                                           \
-  X(cublasLtMatmulPreferenceSetAttribute)                                      \
-  X(cublasLtMatmulAlgoGetHeuristic)                                            \
-  X(cublasLtMatmul)
-  ZERO_LT_FUNCTIONS(ZERO_LT_FN)
-#undef ZERO_LT_FN
-};
-
-#ifdef ZERO_RUNTIME_HAVE_NCCL
-/// Entry points of NCCL.
-struct NcclApi {
-#define ZERO_NCCL_FN(fn) decltype(&fn) fn##_ = nullptr;
-#define ZERO_NCCL_FUNCTIONS(X)                                                 \
-  X(ncclGetVersion)                                                            \
-  X(ncclGetErrorString)                                                        \
-  X(ncclGetLastError)                                                          \
-  X(ncclGetUniqueId)                                                           \
-  X(ncclCommInitRank)                                                          \
-  X(ncclCommAbort)                                                             \
-  X(ncclCommFinalize)                                                          \
-  X(ncclCommDestroy)                                                           \
-  X(ncclCommGetAsyncError)                                                     \
-  X(ncclAllReduce)                                                             \
-  X(ncclReduceScatter)                                                         \
-  X(ncclAllGather)
-  ZERO_NCCL_FUNCTIONS(ZERO_NCCL_FN)
-#undef ZERO_NCCL_FN
-};
-
-/// The library NCCL is looked up as: the major version of its header.
-const std::string kNcclLibrary = "libnccl.so." + std::to_string(NCCL_MAJOR);
-#endif
-
-/// Opens `library` and resolves every entry point of `api`; throws Error
-/// with one line naming what is missing.
-void *openLibrary(const std::string &library, const char *what,
-                  const char *hint) {
-  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char *why = dlerror();
-    throw Error("cannot open " + std::string(what) + " (" + library +
-                "): " + (why ? why : "not found") + "; " + hint);
-  }
-  return handle;
-}
-
-template <typename F>
-void resolve(void *handle, const std::string &library, const char *name,
-             F &out) {
-  out = reinterpret_cast<F>(dlsym(handle, name));
-  if (!out)
-    throw Error(library + " has no " + name +
-                ": the library is older than the headers the runtime was "
-                "built with");
-}
 
 /// The GEMM shapes that reuse a matmul plan (descriptors and algorithm).
 struct PlanKey {
@@ -242,7 +111,7 @@ private:
   CudaBackend &device;
 };
 
-class CudaBackend final : public Backend {
+class CudaBackend final : public Backend, private CudaContext {
 public:
   CudaBackend() : host(*this) { open(); }
 
@@ -427,193 +296,30 @@ public:
 
 #ifdef ZERO_RUNTIME_HAVE_NCCL
   // Collectives over several ranks: NCCL on a communication stream of its
-  // own. A collective waits for an event of the compute stream taken when
-  // it was started (markCompute), so it overlaps the compute work queued
-  // after its start; its completion is an event of the communication
-  // stream that the thread running it polls (collectiveDone), with the
-  // deadline Comm.cpp keeps. Compute work after the collective's wait is
-  // queued only once that event has completed, so it needs no event.
+  // own (Nccl.h).
   bool hasDeviceCollectives() const override { return true; }
 
   void openCollectives(int rank, int size,
                        const std::function<void(void *, std::size_t)>
                            &broadcast) override {
-    makeCurrent();
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    if (ncclComm)
-      return;
-    if (!ncclLib) {
-      ncclLib = openLibrary(
-          kNcclLibrary, "NCCL",
-          "put its directory on LD_LIBRARY_PATH (the CUDA toolkit's lib, or "
-          "the nvidia-nccl Python package's nvidia/nccl/lib)");
-#define ZERO_NCCL_RESOLVE(fn) resolve(ncclLib, kNcclLibrary, #fn, nccl.fn##_);
-      ZERO_NCCL_FUNCTIONS(ZERO_NCCL_RESOLVE)
-#undef ZERO_NCCL_RESOLVE
-    }
-    ncclUniqueId id{};
-    if (rank == 0)
-      checkNccl(nccl.ncclGetUniqueId_(&id), "ncclGetUniqueId");
-    broadcast(&id, sizeof id);
-    if (!commStream)
-      check(cu.cuStreamCreate_(&commStream, CU_STREAM_NON_BLOCKING),
-            "cuStreamCreate (collectives)");
-    ncclComm_t comm = nullptr;
-    checkNccl(nccl.ncclCommInitRank_(&comm, size, id, rank),
-              "ncclCommInitRank (rank " + std::to_string(rank) + " of " +
-                  std::to_string(size) + ")");
-    ncclComm = comm;
+    nccl.openCollectives(rank, size, broadcast);
   }
 
-  int64_t markCompute() override {
-    makeCurrent();
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    std::size_t slot = takeCommEvent();
-    try {
-      check(cu.cuEventRecord_(commEvents[slot], computeStream),
-            "cuEventRecord");
-    } catch (...) {
-      freeCommEvents.push_back(slot);
-      throw;
-    }
-    return static_cast<int64_t>(slot);
-  }
+  int64_t markCompute() override { return nccl.markCompute(); }
 
-  void dropMark(int64_t mark) noexcept override {
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    if (mark >= 0 && static_cast<std::size_t>(mark) < commEvents.size())
-      freeCommEvents.push_back(static_cast<std::size_t>(mark));
-  }
+  void dropMark(int64_t mark) noexcept override { nccl.dropMark(mark); }
 
   int64_t collectiveStart(const DeviceCollective &c, int64_t mark) override {
-    makeCurrent();
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    if (!ncclComm)
-      throw Error("a collective of device memory before its communicator "
-                  "was made (or after it was aborted)");
-    if (mark < 0 || static_cast<std::size_t>(mark) >= commEvents.size()) {
-      mark = static_cast<int64_t>(takeCommEvent());
-      if (CUresult r = cu.cuEventRecord_(commEvents[mark], computeStream);
-          r != CUDA_SUCCESS) {
-        freeCommEvents.push_back(static_cast<std::size_t>(mark));
-        check(r, "cuEventRecord");
-      }
-    }
-    // The wait takes the event as recorded now: its slot may be reused.
-    CUresult waited = cu.cuStreamWaitEvent_(commStream, commEvents[mark], 0);
-    freeCommEvents.push_back(static_cast<std::size_t>(mark));
-    check(waited, "cuStreamWaitEvent (a collective)");
-    ncclDataType_t type = c.dtype == DType::F32   ? ncclFloat32
-                          : c.dtype == DType::F64 ? ncclFloat64
-                                                  : ncclBfloat16;
-    auto stream = reinterpret_cast<cudaStream_t>(commStream);
-    std::size_t n = static_cast<std::size_t>(c.count);
-    switch (c.kind) {
-    case DeviceCollective::Kind::AllReduce:
-      checkNccl(nccl.ncclAllReduce_(c.in, c.out, n, type,
-                                    c.max ? ncclMax : ncclSum, ncclComm,
-                                    stream),
-                "ncclAllReduce");
-      break;
-    case DeviceCollective::Kind::ReduceScatter:
-      checkNccl(nccl.ncclReduceScatter_(c.in, c.out, n, type, ncclSum,
-                                        ncclComm, stream),
-                "ncclReduceScatter");
-      break;
-    case DeviceCollective::Kind::AllGather:
-      checkNccl(
-          nccl.ncclAllGather_(c.in, c.out, n, type, ncclComm, stream),
-          "ncclAllGather");
-      break;
-    }
-    std::size_t done = takeCommEvent();
-    if (CUresult r = cu.cuEventRecord_(commEvents[done], commStream);
-        r != CUDA_SUCCESS) {
-      freeCommEvents.push_back(done);
-      check(r, "cuEventRecord (a collective)");
-    }
-    return static_cast<int64_t>(done);
+    return nccl.collectiveStart(c, mark);
   }
 
   bool collectiveDone(int64_t handle) override {
-    makeCurrent();
-    CUevent done;
-    {
-      std::lock_guard<std::mutex> lock(ncclMutex);
-      if (handle < 0 || static_cast<std::size_t>(handle) >= commEvents.size())
-        throw Error("collective " + std::to_string(handle) +
-                    " was never started");
-      done = commEvents[handle];
-    }
-    CUresult r = cu.cuEventQuery_(done);
-    if (r == CUDA_SUCCESS) {
-      std::lock_guard<std::mutex> lock(ncclMutex);
-      freeCommEvents.push_back(static_cast<std::size_t>(handle));
-      return true;
-    }
-    if (r != CUDA_ERROR_NOT_READY)
-      check(r, "cuEventQuery (a collective)");
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    ncclResult_t async = ncclSuccess;
-    if (ncclComm &&
-        nccl.ncclCommGetAsyncError_(ncclComm, &async) == ncclSuccess &&
-        async != ncclSuccess && async != ncclInProgress)
-      throw Error(ncclMessage(async, "a collective"));
-    return false;
+    return nccl.collectiveDone(handle);
   }
 
-  void abortCollectives() noexcept override {
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    if (ncclComm && makeCurrentNoThrow())
-      nccl.ncclCommAbort_(ncclComm);
-    ncclComm = nullptr;
-  }
+  void abortCollectives() noexcept override { nccl.abortCollectives(); }
 
-  void closeCollectives() override {
-    std::lock_guard<std::mutex> lock(ncclMutex);
-    if (!ncclComm)
-      return;
-    ncclComm_t comm = std::exchange(ncclComm, nullptr);
-    makeCurrent();
-    // Finalize flushes what the communicator still has queued (nothing:
-    // every collective was waited for), Destroy frees it.
-    ncclResult_t r = nccl.ncclCommFinalize_(comm);
-    if (r != ncclSuccess) {
-      nccl.ncclCommAbort_(comm);
-      checkNccl(r, "ncclCommFinalize");
-    }
-    checkNccl(nccl.ncclCommDestroy_(comm), "ncclCommDestroy");
-  }
-
-  /// A slot of commEvents, reused or new; the caller holds ncclMutex.
-  std::size_t takeCommEvent() {
-    if (!freeCommEvents.empty()) {
-      std::size_t slot = freeCommEvents.back();
-      freeCommEvents.pop_back();
-      return slot;
-    }
-    CUevent e = nullptr;
-    check(cu.cuEventCreate_(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-    commEvents.push_back(e);
-    return commEvents.size() - 1;
-  }
-
-  std::string ncclMessage(ncclResult_t r, const std::string &what) const {
-    std::string out = what + " failed: NCCL ";
-    const char *text = nccl.ncclGetErrorString_ ? nccl.ncclGetErrorString_(r)
-                                                : nullptr;
-    out += text ? text : "error " + std::to_string(int(r));
-    const char *last =
-        nccl.ncclGetLastError_ ? nccl.ncclGetLastError_(ncclComm) : nullptr;
-    if (last && *last)
-      out += std::string(" (") + last + ")";
-    return out;
-  }
-
-  void checkNccl(ncclResult_t r, const std::string &what) const {
-    if (r != ncclSuccess && r != ncclInProgress)
-      throw Error(ncclMessage(r, what));
-  }
+  void closeCollectives() override { nccl.closeCollectives(); }
 #endif
 
   void *loadModule(const void *image) override {
@@ -732,23 +438,6 @@ private:
     return static_cast<uint32_t>(bits & (~bits + 1));
   }
 
-  std::string errorText(CUresult r) const {
-    const char *name = nullptr, *text = nullptr;
-    if (cu.cuGetErrorName_)
-      cu.cuGetErrorName_(r, &name);
-    if (cu.cuGetErrorString_)
-      cu.cuGetErrorString_(r, &text);
-    std::string out = name ? name : "CUDA error " + std::to_string(int(r));
-    if (text)
-      out += std::string(" (") + text + ")";
-    return out;
-  }
-
-  void check(CUresult r, const std::string &what) const {
-    if (r != CUDA_SUCCESS)
-      throw Error(what + " failed: " + errorText(r));
-  }
-
   void checkLt(cublasStatus_t s, const char *what) const {
     if (s != CUBLAS_STATUS_SUCCESS) {
       const char *name = lt.cublasLtGetStatusName_
@@ -757,24 +446,6 @@ private:
       throw Error(std::string(what) + " failed: " +
                   (name ? name : "cuBLAS status " + std::to_string(int(s))));
     }
-  }
-
-  /// The runtime's context is current on the calling thread (the driver's,
-  /// the communication thread's).
-  void makeCurrent() {
-    if (currentOn != this) {
-      check(cu.cuCtxSetCurrent_(context), "cuCtxSetCurrent");
-      currentOn = this;
-    }
-  }
-
-  bool makeCurrentNoThrow() noexcept {
-    if (currentOn == this)
-      return true;
-    if (cu.cuCtxSetCurrent_(context) != CUDA_SUCCESS)
-      return false;
-    currentOn = this;
-    return true;
   }
 
   /// The K of each chunk a GEMM's reduction is split into, or 0 for none:
@@ -843,11 +514,7 @@ private:
   }
 
   void open() {
-    driverLib = openLibrary("libcuda.so.1", "the CUDA driver",
-                            "is the NVIDIA driver installed (no GPU here?)");
-#define ZERO_CU_RESOLVE(fn) resolve(driverLib, "libcuda.so.1", ZERO_CU_NAME(fn), cu.fn##_);
-    ZERO_CU_FUNCTIONS(ZERO_CU_RESOLVE)
-#undef ZERO_CU_RESOLVE
+    driverLib = openDriver(cu);
     CUresult init = cu.cuInit_(0);
     if (init == CUDA_ERROR_STUB_LIBRARY)
       throw Error("the libcuda.so.1 found is the CUDA toolkit's stub, not an "
@@ -876,13 +543,7 @@ private:
     cu.cuDriverGetVersion_(&driverVersion);
     arch = "sm_" + std::to_string(major) + std::to_string(minor);
 
-    ltLib = openLibrary(
-        kCublasLtLibrary, "cuBLASLt",
-        "put its directory on LD_LIBRARY_PATH (the CUDA toolkit's lib64, or "
-        "the nvidia-cublas Python package's nvidia/cu13/lib)");
-#define ZERO_LT_RESOLVE(fn) resolve(ltLib, kCublasLtLibrary, #fn, lt.fn##_);
-    ZERO_LT_FUNCTIONS(ZERO_LT_RESOLVE)
-#undef ZERO_LT_RESOLVE
+    ltLib = openCublasLt(lt);
     checkLt(lt.cublasLtCreate_(&ltHandle), "cublasLtCreate");
     CUdeviceptr ws = 0;
     check(cu.cuMemAlloc_(&ws, kWorkspaceBytes), "cuMemAlloc (cuBLASLt workspace)");
@@ -1071,12 +732,9 @@ private:
             "cublasLtMatmul");
   }
 
-  DriverApi cu;
   LtApi lt;
   void *driverLib = nullptr, *ltLib = nullptr;
   CUdevice dev = 0;
-  CUcontext context = nullptr;
-  CUstream computeStream = nullptr;
   cublasLtHandle_t ltHandle = nullptr;
   void *workspace = nullptr;
   std::string arch;
@@ -1094,16 +752,8 @@ private:
   std::vector<std::pair<CUevent, CUevent>> copyEvents;
   std::vector<std::size_t> freeSlots;
 #ifdef ZERO_RUNTIME_HAVE_NCCL
-  /// The collectives: NCCL, its communicator and stream, and events (a
-  /// start's mark of the compute stream, a collective's completion) by
-  /// slot; slots of spent events are reused.
-  NcclApi nccl;
-  void *ncclLib = nullptr;
-  ncclComm_t ncclComm = nullptr;
-  std::mutex ncclMutex;
-  CUstream commStream = nullptr;
-  std::vector<CUevent> commEvents;
-  std::vector<std::size_t> freeCommEvents;
+  /// The collectives (Nccl.h).
+  NcclCollectives nccl{*this};
 #endif
   /// ZERO_CUDA_GEMM_K_CHUNK, or -1 for reductionChunk's rule.
   int64_t kChunkOverride = -1;
@@ -1111,10 +761,8 @@ private:
   bool nSplit = true;
   /// Device blocks (null with ZERO_CUDA_ALLOCATOR=driver).
   std::unique_ptr<SegmentArena> arena;
-  static thread_local CudaBackend *currentOn;
 };
 
-thread_local CudaBackend *CudaBackend::currentOn = nullptr;
 
 Block PinnedHost::allocate(std::size_t bytes, std::size_t alignment,
                            bool zeroed) {

@@ -6,9 +6,10 @@
 // together in RuntimeInternal.h): the error channel (Errors.cpp), the
 // allocator (Memory.cpp), GEMMs (Gemm.cpp), collectives (Collectives.cpp),
 // what target=cuda code calls (CudaHooks.cpp), the NVMe tier
-// (NvmeEntryPoints.cpp) and tracing (Tracing.cpp); the collectives
-// themselves and the MPI world are in Comm.cpp. C++ exceptions are used
-// inside and stop at `guarded`, which every entry point goes through.
+// (NvmeEntryPoints.cpp) and tracing (Tracing.cpp); the MPI world is in
+// Comm.cpp, the collectives themselves in MpiCollectives.cpp. C++
+// exceptions are used inside and stop at `guarded`, which every entry point
+// goes through.
 //
 //===----------------------------------------------------------------------===//
 
