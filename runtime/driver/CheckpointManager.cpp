@@ -4,15 +4,14 @@
 
 #include "Failing.h"
 #include "Files.h"
+#include "TestHooks.h"
 
 #include "zero/runtime.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -22,37 +21,6 @@ namespace {
 
 std::string describeTensor(const CkptTensor &t) {
   return std::string(dtypeName(t.dtype)) + " " + shapeString(t.shape);
-}
-
-/// ZERO_TEST_KILL_IN_SAVE=K:FILE: in this run's K-th save, the process
-/// that writes FILE (`rank-00001.bin`, `manifest.json`) writes half of it
-/// and kills itself, as a crash in the middle of a save would.
-bool killInSave(unsigned save, const std::string &file) {
-  const char *hook = std::getenv("ZERO_TEST_KILL_IN_SAVE");
-  if (!hook)
-    return false;
-  std::string h = hook;
-  size_t colon = h.find(':');
-  return colon != std::string::npos &&
-         std::strtoul(h.c_str(), nullptr, 10) == save &&
-         h.substr(colon + 1) == file;
-}
-
-[[noreturn]] void writeHalfAndDie(const std::string &path,
-                                  std::vector<Chunk> chunks) {
-  size_t total = 0;
-  for (const Chunk &c : chunks)
-    total += c.bytes;
-  size_t left = total / 2;
-  for (Chunk &c : chunks) {
-    c.bytes = std::min(c.bytes, left);
-    left -= c.bytes;
-  }
-  uint32_t crc;
-  std::string ignored;
-  writeShardFile(path, chunks, crc, ignored);
-  std::raise(SIGKILL);
-  std::abort();
 }
 } // namespace
 
@@ -147,8 +115,7 @@ double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
     }
   }
   const std::string file = tempPath + "/" + shardFileName(rank);
-  if (killInSave(saveIndex, shardFileName(rank)))
-    writeHalfAndDie(file, mine);
+  testHooks().beforeSaveWrite(saveIndex, shardFileName(rank), file, mine);
   // Every rank learns every file's CRC-32 (sizes it knows) or why it could
   // not be written, so that one line reports a failed save and rank 0
   // clears the temporary directory.
@@ -180,8 +147,8 @@ double saveCheckpoint(const std::vector<Held> &held, const CkptManifest &base,
   if (rank == 0) {
     std::string text = manifestToJson(m);
     std::string path = tempPath + "/" + kManifestName;
-    if (killInSave(saveIndex, kManifestName))
-      writeHalfAndDie(path, {{text.data(), text.size()}});
+    testHooks().beforeSaveWrite(saveIndex, kManifestName, path,
+                                {{text.data(), text.size()}});
     uint32_t ignored;
     if (!writeShardFile(path, {{text.data(), text.size()}}, ignored, error) ||
         !publishCheckpoint(root, temp, final, error))
