@@ -223,6 +223,89 @@ std::vector<Spec> optionSpecs(Options &opts) {
       {"check-grads-max-per-param", Unsigned, &opts.checkMax},
   };
 }
+
+/// The options checked against each other (after every one is parsed);
+/// false with a one-line message.
+bool checkOptions(Options &opts, std::string &error) {
+  if (!(opts.commTimeout >= 0)) {
+    error = "--comm-timeout must be a number of seconds >= 0 (0: no "
+            "deadline)";
+    return false;
+  }
+  if (!opts.simLink.empty() &&
+      !zero::driver::parseLinkSpec(opts.simLink, opts.linkGbps, opts.linkLatencyUs, error))
+    return false;
+  if (opts.simLinkAlternate && opts.simLink.empty()) {
+    error = "--sim-link-alternate needs --sim-link bw=G,latency=U (the link "
+            "to turn on and off)";
+    return false;
+  }
+  if (opts.saveEvery && opts.saveDir.empty()) {
+    error = "--save-every needs --save DIR (where to save)";
+    return false;
+  }
+  if (opts.saveKeep == 0) {
+    error = "--save-keep must be at least 1 (the checkpoint just saved)";
+    return false;
+  }
+  if (!opts.resume.empty() && !opts.initFile.empty()) {
+    error = "--resume and --init both give the initial parameters; use one";
+    return false;
+  }
+  if (opts.checkGrads && (!opts.resume.empty() || !opts.saveDir.empty())) {
+    error = "--check-grads checks the initial parameters and trains "
+            "nothing; it takes no --resume or --save";
+    return false;
+  }
+  if (opts.progress != "auto" && opts.progress != "bar" &&
+      opts.progress != "lines" && opts.progress != "none") {
+    error = "--progress must be auto, bar, lines or none, got '" +
+            opts.progress + "'";
+    return false;
+  }
+  if (opts.lrDecay != "none" && opts.lrDecay != "cosine" &&
+      opts.lrDecay != "linear") {
+    error = "--lr-decay must be none, cosine or linear, got '" + opts.lrDecay +
+            "'";
+    return false;
+  }
+  if (opts.lrDecay == "none" &&
+      (opts.given.count("decay-steps") || opts.given.count("min-lr"))) {
+    error = std::string("--") +
+            (opts.given.count("decay-steps") ? "decay-steps" : "min-lr") +
+            " shapes a decay; give --lr-decay cosine or linear with it";
+    return false;
+  }
+  if (opts.given.count("min-lr") && opts.minLr < 0) {
+    error = "--min-lr must be >= 0";
+    return false;
+  }
+  if (opts.lrDecay != "none") {
+    // D defaults to --steps.
+    unsigned d = opts.given.count("decay-steps") ? opts.decaySteps : opts.steps;
+    if (d <= opts.warmupSteps) {
+      error = "the decay ends at step " + std::to_string(d) +
+              (opts.given.count("decay-steps") ? " (--decay-steps)"
+                                               : " (--steps)") +
+              ", not after the warmup's " + std::to_string(opts.warmupSteps) +
+              " steps; give --decay-steps above --warmup-steps";
+      return false;
+    }
+    opts.decaySteps = d;
+  }
+  for (const std::string &o : opts.hyperOverrides) {
+    size_t eq = o.find('=');
+    char *end = nullptr;
+    if (eq == std::string::npos || eq == 0 ||
+        (std::strtod(o.c_str() + eq + 1, &end), !end || *end ||
+                                                    eq + 1 == o.size())) {
+      error = "--hyper expects NAME=VALUE with a number, got '" + o + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 namespace zero::driver {
@@ -318,83 +401,7 @@ bool parseOptions(int argc, char **argv, Options &opts, std::string &error) {
       break;
     }
   }
-  if (!(opts.commTimeout >= 0)) {
-    error = "--comm-timeout must be a number of seconds >= 0 (0: no "
-            "deadline)";
-    return false;
-  }
-  if (!opts.simLink.empty() &&
-      !zero::driver::parseLinkSpec(opts.simLink, opts.linkGbps, opts.linkLatencyUs, error))
-    return false;
-  if (opts.simLinkAlternate && opts.simLink.empty()) {
-    error = "--sim-link-alternate needs --sim-link bw=G,latency=U (the link "
-            "to turn on and off)";
-    return false;
-  }
-  if (opts.saveEvery && opts.saveDir.empty()) {
-    error = "--save-every needs --save DIR (where to save)";
-    return false;
-  }
-  if (opts.saveKeep == 0) {
-    error = "--save-keep must be at least 1 (the checkpoint just saved)";
-    return false;
-  }
-  if (!opts.resume.empty() && !opts.initFile.empty()) {
-    error = "--resume and --init both give the initial parameters; use one";
-    return false;
-  }
-  if (opts.checkGrads && (!opts.resume.empty() || !opts.saveDir.empty())) {
-    error = "--check-grads checks the initial parameters and trains "
-            "nothing; it takes no --resume or --save";
-    return false;
-  }
-  if (opts.progress != "auto" && opts.progress != "bar" &&
-      opts.progress != "lines" && opts.progress != "none") {
-    error = "--progress must be auto, bar, lines or none, got '" +
-            opts.progress + "'";
-    return false;
-  }
-  if (opts.lrDecay != "none" && opts.lrDecay != "cosine" &&
-      opts.lrDecay != "linear") {
-    error = "--lr-decay must be none, cosine or linear, got '" + opts.lrDecay +
-            "'";
-    return false;
-  }
-  if (opts.lrDecay == "none" &&
-      (opts.given.count("decay-steps") || opts.given.count("min-lr"))) {
-    error = std::string("--") +
-            (opts.given.count("decay-steps") ? "decay-steps" : "min-lr") +
-            " shapes a decay; give --lr-decay cosine or linear with it";
-    return false;
-  }
-  if (opts.given.count("min-lr") && opts.minLr < 0) {
-    error = "--min-lr must be >= 0";
-    return false;
-  }
-  if (opts.lrDecay != "none") {
-    // D defaults to --steps.
-    unsigned d = opts.given.count("decay-steps") ? opts.decaySteps : opts.steps;
-    if (d <= opts.warmupSteps) {
-      error = "the decay ends at step " + std::to_string(d) +
-              (opts.given.count("decay-steps") ? " (--decay-steps)"
-                                               : " (--steps)") +
-              ", not after the warmup's " + std::to_string(opts.warmupSteps) +
-              " steps; give --decay-steps above --warmup-steps";
-      return false;
-    }
-    opts.decaySteps = d;
-  }
-  for (const std::string &o : opts.hyperOverrides) {
-    size_t eq = o.find('=');
-    char *end = nullptr;
-    if (eq == std::string::npos || eq == 0 ||
-        (std::strtod(o.c_str() + eq + 1, &end), !end || *end ||
-                                                    eq + 1 == o.size())) {
-      error = "--hyper expects NAME=VALUE with a number, got '" + o + "'";
-      return false;
-    }
-  }
-  return true;
+  return checkOptions(opts, error);
 }
 
 double lrAt(const Options &opts, double peak, double minLr, unsigned t) {
