@@ -7,9 +7,11 @@
 // hyper-parameters to pass, and which entry functions to call in which order.
 //
 // This file holds the entry points that check arguments and run; the
-// options are Options.cpp's, the run Train.cpp's, and the parts it uses
-// Buffers.cpp (buffers and entry calls), CheckpointManager.cpp (--save,
-// --resume), GradCheck.cpp, TraceWriter.cpp, Progress.cpp and Failing.cpp.
+// options are Options.cpp's, the run Train.cpp's and TrainReport.cpp's (a
+// Trainer, Trainer.h), and the parts it uses Buffers.cpp (buffers and entry
+// calls), CheckpointManager.cpp (--save, --resume), GradCheck.cpp,
+// TraceWriter.cpp, Progress.cpp, Failing.cpp and TestHooks.cpp (the faults
+// integration tests inject).
 //
 //===----------------------------------------------------------------------===//
 
