@@ -103,6 +103,19 @@ private:
   LogicalResult collectParams(ArrayRef<func::FuncOp> entries);
   FailureOr<DictionaryAttr> describeArg(func::FuncOp fn, unsigned i,
                                         llvm::StringSet<> &seen);
+  /// What argument `i` is for the descriptor: its role, memory category,
+  /// name, and index in its role's list.
+  struct ArgRole {
+    StringRef role, category, name;
+    unsigned index = 0;
+  };
+  /// Checks that argument `i` is a buffer or scalar the step ABI passes;
+  /// the name of its element type.
+  FailureOr<std::string> argDType(func::FuncOp fn, unsigned i);
+  /// Argument `i`'s role; a state, batch input or hyper-parameter seen for
+  /// the first time joins its list (of element type `dtypeName`).
+  FailureOr<ArgRole> argRole(func::FuncOp fn, unsigned i, StringRef dtypeName,
+                             MemRefType memref);
   InFlightDiagnostic argError(func::FuncOp fn, unsigned i) {
     return fn.emitOpError() << "argument #" << i << ": ";
   }
@@ -266,8 +279,7 @@ LogicalResult AbiBuilder::collectParams(ArrayRef<func::FuncOp> entries) {
   return success();
 }
 
-FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
-                                                  llvm::StringSet<> &seen) {
+FailureOr<std::string> AbiBuilder::argDType(func::FuncOp fn, unsigned i) {
   Type type = fn.getArgument(i).getType();
   MemRefType memref = bufferType(fn, i);
   bool extent = isExtent(fn, i);
@@ -302,13 +314,20 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
   if (!dtype)
     return argError(fn, i) << "has element type " << elt
                            << ", which the step ABI cannot describe";
+  return *dtype;
+}
 
+FailureOr<AbiBuilder::ArgRole>
+AbiBuilder::argRole(func::FuncOp fn, unsigned i, StringRef dtypeName,
+                    MemRefType memref) {
+  std::optional<std::string> dtype = dtypeName.str();
   auto str = [&](StringRef attr) {
     auto s = fn.getArgAttrOfType<StringAttr>(i, attr);
     return s ? s.getValue() : StringRef();
   };
-  StringRef role, category, name;
-  unsigned index = 0;
+  ArgRole r;
+  StringRef &role = r.role, &category = r.category, &name = r.name;
+  unsigned &index = r.index;
   std::string key;
   if (fn.getArgAttr(i, ZeroDialect::LossAttrHelper::getNameStr())) {
     role = "loss";
@@ -394,6 +413,22 @@ FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
   } else {
     return argError(fn, i) << "has no zero.* role";
   }
+  return r;
+}
+
+FailureOr<DictionaryAttr> AbiBuilder::describeArg(func::FuncOp fn, unsigned i,
+                                                  llvm::StringSet<> &seen) {
+  Type type = fn.getArgument(i).getType();
+  MemRefType memref = bufferType(fn, i);
+  bool extent = isExtent(fn, i);
+  FailureOr<std::string> dtype = argDType(fn, i);
+  if (failed(dtype))
+    return failure();
+  FailureOr<ArgRole> r = argRole(fn, i, *dtype, memref);
+  if (failed(r))
+    return failure();
+  StringRef role = r->role, category = r->category, name = r->name;
+  unsigned index = r->index;
   if (memref && !memref.getShape().empty() && (role == "hyper" || role == "loss"))
     return argError(fn, i) << "is a " << role << " of shape " << type
                            << "; expected a scalar or a 0-d buffer";

@@ -570,6 +570,86 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
 
   /// Recomputes forward values of `fb` from its prediction `peak` until
   /// the step fits the budget or nothing more helps.
+  /// Whether holdBudget's search ends at `round` without another
+  /// prediction (filling `r`): the op at the peak holds more than the budget
+  /// even without every byte recomputation could free there (`freeable`),
+  /// or the rate at which the rounds so far have lowered the peak from
+  /// `start` cannot reach the budget in the rounds left.
+  bool stopsBeforePredicting(Outcome &r, func::FuncOp fb, Operation *at,
+                             const Peak &peak, int64_t freeable, int64_t start,
+                             size_t round) {
+    int64_t budget = memoryBudget;
+    // The op holds more than the budget even without every byte that
+    // recomputation could free there: a floor, found without predicting
+    // (recomputing the values one by one would take a prediction each).
+    if (at && peak.bytes - freeable > budget) {
+      r.stuckAt = at->getLoc();
+      r.stuckBytes = peak.bytes - freeable;
+      r.floor = true;
+      r.peak = peak;
+      return true;
+    }
+    // At the rate the rounds so far have lowered the peak, would the
+    // rounds left reach the budget? Where they would not, stop now rather
+    // than spend them (a search creeping down by a few bytes a round at
+    // a prediction each was the sweep's two-minute "hang").
+    if (round >= kRoundsBeforeProjecting) {
+      int64_t gained = start - peak.bytes, left = maxRounds - round;
+      if (gained / static_cast<int64_t>(round) * left < peak.bytes - budget) {
+        r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.stuckBytes = peak.bytes;
+        r.outOfRounds = true;
+        r.rate = gained / static_cast<int64_t>(round);
+        r.peak = peak;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// What one round of holdBudget recomputed.
+  struct Round {
+    int64_t covered = 0, flops = 0;
+    unsigned count = 0, ops = 0;
+    /// The values recomputed, by their keys.
+    SmallVector<std::pair<size_t, unsigned>> tried;
+    /// Whether the round recomputes every value it may: none is left out
+    /// for the excess being covered or for the cap.
+    bool everything = true;
+  };
+
+  /// Recomputes `plans` (cheapest per byte first) live across `at`, those
+  /// `excluded` aside, until their bytes cover `excess` or `cap` are
+  /// applied; every one of them with `all`.
+  Round applyRound(Rematerializer &remat, ArrayRef<Plan> plans, Operation *at,
+                   int64_t excess, bool all, unsigned cap,
+                   const std::set<std::pair<size_t, unsigned>> &excluded,
+                   function_ref<std::pair<size_t, unsigned>(Value)> keyOf) {
+    Round round;
+    for (const Plan &candidate : plans) {
+      if (!all && (round.covered >= excess || round.count == cap)) {
+        round.everything = false;
+        break;
+      }
+      if (excluded.count(keyOf(candidate.root)))
+        continue;
+      // Earlier recomputations may have changed what is live.
+      std::optional<Plan> p = remat.plan(candidate.root, at);
+      if (!p || p->net() <= 0)
+        continue;
+      LLVM_DEBUG(llvm::dbgs() << "zero-remat: recompute " << p->root << " ("
+                              << p->net() << " bytes, " << p->flops
+                              << " FLOPs, " << p->clones.size() << " ops)\n");
+      round.tried.push_back(keyOf(p->root));
+      remat.apply(*p, at);
+      round.covered += p->net();
+      round.flops += p->flops;
+      round.ops += p->clones.size();
+      ++round.count;
+    }
+    return round;
+  }
+
   FailureOr<Outcome> holdBudget(MemoryPredictor &predictor, func::FuncOp fb,
                                 Peak peak) {
     int64_t budget = memoryBudget;
@@ -603,31 +683,8 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       int64_t freeable = 0;
       SmallVector<Plan> plans = remat.candidates(at, freeable);
       r.rounds = round;
-      // The op holds more than the budget even without every byte that
-      // recomputation could free there: a floor, found without predicting
-      // (recomputing the values one by one would take a prediction each).
-      if (at && peak.bytes - freeable > budget) {
-        r.stuckAt = at->getLoc();
-        r.stuckBytes = peak.bytes - freeable;
-        r.floor = true;
-        r.peak = peak;
+      if (stopsBeforePredicting(r, fb, at, peak, freeable, start, round))
         return r;
-      }
-      // At the rate the rounds so far have lowered the peak, would the
-      // rounds left reach the budget? Where they would not, stop now rather
-      // than spend them (a search creeping down by a few bytes a round at
-      // a prediction each was the sweep's two-minute "hang").
-      if (round >= kRoundsBeforeProjecting) {
-        int64_t gained = start - peak.bytes, left = maxRounds - round;
-        if (gained / static_cast<int64_t>(round) * left < peak.bytes - budget) {
-          r.stuckAt = at ? at->getLoc() : fb.getLoc();
-          r.stuckBytes = peak.bytes;
-          r.outOfRounds = true;
-          r.rate = gained / static_cast<int64_t>(round);
-          r.peak = peak;
-          return r;
-        }
-      }
       // A value's key survives undoing a round: its op's index in the
       // block (the roots precede the point; clones go after it).
       llvm::DenseMap<Operation *, size_t> indices;
@@ -658,36 +715,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         return r;
       }
       func::FuncOp snapshot = fb.clone();
-      int64_t excess = peak.bytes - budget, covered = 0, flops = 0;
-      unsigned applied = 0, ops = 0;
-      SmallVector<std::pair<size_t, unsigned>> tried;
-      // Whether the round recomputes every value it may: none is left out
-      // for the excess being covered or for the cap.
-      bool everything = true;
-      for (const Plan &candidate : plans) {
-        if (!all && (covered >= excess || applied == cap)) {
-          everything = false;
-          break;
-        }
-        if (excluded.count(keyOf(candidate.root)))
-          continue;
-        // Earlier recomputations may have changed what is live.
-        std::optional<Plan> p = remat.plan(candidate.root, at);
-        if (!p || p->net() <= 0)
-          continue;
-        LLVM_DEBUG(llvm::dbgs() << "zero-remat: recompute " << p->root
-                                << " (" << p->net() << " bytes, " << p->flops
-                                << " FLOPs, " << p->clones.size()
-                                << " ops)\n");
-        tried.push_back(keyOf(p->root));
-        remat.apply(*p, at);
-        covered += p->net();
-        flops += p->flops;
-        ops += p->clones.size();
-        ++applied;
-      }
+      Round applied = applyRound(remat, plans, at, peak.bytes - budget, all,
+                                 cap, excluded, keyOf);
+      int64_t covered = applied.covered, flops = applied.flops;
+      unsigned ops = applied.ops;
+      bool everything = applied.everything;
+      SmallVector<std::pair<size_t, unsigned>> &tried = applied.tried;
       FailureOr<Peak> next = success(peak);
-      if (applied) {
+      if (applied.count) {
         next = predict(predictor, fb, peak.index);
         if (failed(next)) {
           snapshot.erase();
@@ -699,28 +734,28 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       // lowers its bytes further, so the budget cannot be met. Without
       // this the rounds would go on lowering the peaks elsewhere, a
       // prediction each, before arriving there: minutes on a small model.
-      bool floor = applied && everything && excluded.empty() &&
+      bool floor = applied.count && everything && excluded.empty() &&
                    next->watched > budget;
-      bool better = applied && (next->bytes < peak.bytes ||
+      bool better = applied.count && (next->bytes < peak.bytes ||
                                 (next->bytes == peak.bytes &&
                                  next->excess < peak.excess));
       const bool wasAll = std::exchange(all, false);
       if (better) {
         LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
-                                << applied << " values, peak " << peak.bytes
+                                << applied.count << " values, peak " << peak.bytes
                                 << " -> " << next->bytes << "\n");
         snapshot.erase();
         excluded.clear();
         allTried = false;
         cap = std::numeric_limits<unsigned>::max();
         peak = *next;
-        r.recomputed += applied;
+        r.recomputed += applied.count;
         r.cloned += ops;
         r.freed += covered;
         r.flops += flops;
       } else {
         LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
-                                << applied << " values undone\n");
+                                << applied.count << " values undone\n");
         fb.getBody().takeBody(snapshot.getBody());
         snapshot.erase();
         if (wasAll && !floor) {
@@ -730,8 +765,8 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
           r.peak = peak;
           return r;
         }
-        if (applied > 1)
-          cap = applied / 2;
+        if (applied.count > 1)
+          cap = applied.count / 2;
         else
           excluded.insert(tried.begin(), tried.end());
       }
