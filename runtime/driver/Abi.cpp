@@ -148,6 +148,177 @@ public:
     return v && (out = v->asDouble(), true);
   }
 };
+
+/// A parameter's "init" object (`where` names the parameter).
+bool readInit(Reader &r, const JsonValue &init, InitSpec &s,
+              const std::string &where) {
+  std::string kind;
+  if (!r.string(init, "kind", kind, where + "'s init"))
+    return false;
+  if (kind == "normal") {
+    s.kind = InitSpec::Kind::Normal;
+    if (!r.number(init, "std", s.std, where + "'s init"))
+      return false;
+    if (init.get("mean") && !r.number(init, "mean", s.mean, where))
+      return false;
+  } else if (kind == "uniform") {
+    s.kind = InitSpec::Kind::Uniform;
+    if (!r.number(init, "low", s.low, where + "'s init") ||
+        !r.number(init, "high", s.high, where + "'s init"))
+      return false;
+  } else if (kind == "constant") {
+    s.kind = InitSpec::Kind::Constant;
+    if (!r.number(init, "value", s.value, where + "'s init"))
+      return false;
+  } else {
+    return r.fail(where + " has unknown init kind '" + kind + "'");
+  }
+  return true;
+}
+
+/// The descriptor's "params": each parameter's layout and init.
+bool readParams(Reader &r, const JsonValue &root, Abi &abi) {
+  const JsonValue *params =
+      r.field(root, "params", JsonValue::Kind::Array, "the descriptor");
+  if (!params)
+    return false;
+  for (const JsonValue &p : params->items()) {
+    Param param;
+    std::string where = "parameter #" + std::to_string(abi.params.size());
+    int64_t elements = 0;
+    if (!r.string(p, "name", param.name, where) || !r.dtype(p, param.dtype, where) ||
+        !r.shape(p, param.shape, where, &elements) ||
+        !r.integer(p, "numel", param.numel, where) ||
+        !r.integer(p, "padded", param.padded, where) ||
+        !r.integer(p, "shard", param.shard, where))
+      return false;
+    where = "parameter '" + param.name + "'";
+    if (elements != param.numel || param.padded < param.numel ||
+        param.padded != param.shard * abi.worldSize)
+      return r.fail(where + " has an inconsistent layout");
+    if (const JsonValue *init = p.get("init"))
+      if (!readInit(r, *init, param.init, where))
+        return false;
+    abi.params.push_back(std::move(param));
+  }
+  return true;
+}
+
+/// The descriptor's "states": each optimizer state and its parameter.
+bool readStates(Reader &r, const JsonValue &root, Abi &abi) {
+  const JsonValue *states =
+      r.field(root, "states", JsonValue::Kind::Array, "the descriptor");
+  if (!states)
+    return false;
+  for (const JsonValue &s : states->items()) {
+    State state;
+    std::string where = "state #" + std::to_string(abi.states.size());
+    int64_t param = 0;
+    if (!r.integer(s, "param", param, where) ||
+        !r.string(s, "kind", state.kind, where) || !r.dtype(s, state.dtype, where) ||
+        !r.shape(s, state.shape, where))
+      return false;
+    if (param >= static_cast<int64_t>(abi.params.size()))
+      return r.fail(where + " names no parameter");
+    state.param = static_cast<unsigned>(param);
+    abi.states.push_back(std::move(state));
+  }
+  return true;
+}
+
+/// The descriptor's "batch" inputs.
+bool readBatch(Reader &r, const JsonValue &root, Abi &abi) {
+  const JsonValue *batch =
+      r.field(root, "batch", JsonValue::Kind::Array, "the descriptor");
+  if (!batch)
+    return false;
+  for (const JsonValue &b : batch->items()) {
+    BatchInput in;
+    std::string where = "batch input #" + std::to_string(abi.batch.size());
+    if (!r.string(b, "name", in.name, where) || !r.dtype(b, in.dtype, where) ||
+        !r.shape(b, in.shape, where))
+      return false;
+    if (b.get("token_range") &&
+        !r.integer(b, "token_range", in.tokenRange, where, 1))
+      return false;
+    abi.batch.push_back(std::move(in));
+  }
+  return true;
+}
+
+/// The descriptor's "hypers": each hyper-parameter and its default.
+bool readHypers(Reader &r, const JsonValue &root, Abi &abi) {
+  const JsonValue *hypers =
+      r.field(root, "hypers", JsonValue::Kind::Array, "the descriptor");
+  if (!hypers)
+    return false;
+  for (const JsonValue &h : hypers->items()) {
+    Hyper hyper;
+    std::string where = "hyper-parameter #" + std::to_string(abi.hypers.size());
+    if (!r.string(h, "name", hyper.name, where) || !r.dtype(h, hyper.dtype, where))
+      return false;
+    if (h.get("default")) {
+      if (!r.number(h, "default", hyper.defaultValue, where))
+        return false;
+      hyper.hasDefault = true;
+    }
+    abi.hypers.push_back(std::move(hyper));
+  }
+  return true;
+}
+
+/// One argument of an entry (`where` names it), checked against the lists
+/// read before it.
+bool readArg(Reader &r, const JsonValue &a, const Abi &abi, Arg &arg,
+             const std::string &argWhere) {
+  std::string role;
+  int64_t index = 0;
+  if (!r.string(a, "role", role, argWhere) ||
+      !r.integer(a, "index", index, argWhere) ||
+      !r.dtype(a, arg.dtype, argWhere))
+    return false;
+  r.flag(a, "scalar", arg.scalar);
+  r.flag(a, "sharded", arg.sharded);
+  r.flag(a, "out_copy", arg.outCopy);
+  if (a.get("placement")) {
+    std::string placement;
+    if (!r.string(a, "placement", placement, argWhere))
+      return false;
+    if (placement != "nvme" && placement != "host")
+      return r.fail(argWhere + " has placement '" + placement +
+                         "'; this driver knows 'nvme' and 'host'");
+    arg.nvme = placement == "nvme";
+    arg.host = placement == "host";
+  }
+  if (!arg.scalar && !r.shape(a, arg.shape, argWhere, &arg.elements))
+    return false;
+  size_t limit = 0;
+  if (role == "param" || role == "grad") {
+    arg.role = role == "param" ? Role::Param : Role::Grad;
+    limit = abi.params.size();
+  } else if (role == "state") {
+    arg.role = Role::State;
+    limit = abi.states.size();
+  } else if (role == "batch") {
+    arg.role = Role::Batch;
+    limit = abi.batch.size();
+  } else if (role == "hyper") {
+    arg.role = Role::Hyper;
+    limit = abi.hypers.size();
+  } else if (role == "loss") {
+    arg.role = Role::Loss;
+    limit = 1;
+  } else {
+    return r.fail(argWhere + " has unknown role '" + role + "'");
+  }
+  if (index >= static_cast<int64_t>(limit))
+    return r.fail(argWhere + " has an index out of range");
+  arg.index = static_cast<unsigned>(index);
+  if (arg.scalar && arg.role != Role::Hyper)
+    return r.fail(argWhere + " is a scalar but no hyper-parameter");
+  return true;
+}
+
 } // namespace
 
 bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
@@ -192,101 +363,9 @@ bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
     return done(r.fail("the descriptor's backend '" + abi.backend +
                        "' is neither 'cpu' nor 'cuda'"));
 
-  const JsonValue *params =
-      r.field(root, "params", JsonValue::Kind::Array, "the descriptor");
-  if (!params)
+  if (!readParams(r, root, abi) || !readStates(r, root, abi) ||
+      !readBatch(r, root, abi) || !readHypers(r, root, abi))
     return done(false);
-  for (const JsonValue &p : params->items()) {
-    Param param;
-    std::string where = "parameter #" + std::to_string(abi.params.size());
-    int64_t elements = 0;
-    if (!r.string(p, "name", param.name, where) || !r.dtype(p, param.dtype, where) ||
-        !r.shape(p, param.shape, where, &elements) ||
-        !r.integer(p, "numel", param.numel, where) ||
-        !r.integer(p, "padded", param.padded, where) ||
-        !r.integer(p, "shard", param.shard, where))
-      return done(false);
-    where = "parameter '" + param.name + "'";
-    if (elements != param.numel || param.padded < param.numel ||
-        param.padded != param.shard * abi.worldSize)
-      return done(r.fail(where + " has an inconsistent layout"));
-    if (const JsonValue *init = p.get("init")) {
-      std::string kind;
-      if (!r.string(*init, "kind", kind, where + "'s init"))
-        return done(false);
-      InitSpec &s = param.init;
-      if (kind == "normal") {
-        s.kind = InitSpec::Kind::Normal;
-        if (!r.number(*init, "std", s.std, where + "'s init"))
-          return done(false);
-        if (init->get("mean") && !r.number(*init, "mean", s.mean, where))
-          return done(false);
-      } else if (kind == "uniform") {
-        s.kind = InitSpec::Kind::Uniform;
-        if (!r.number(*init, "low", s.low, where + "'s init") ||
-            !r.number(*init, "high", s.high, where + "'s init"))
-          return done(false);
-      } else if (kind == "constant") {
-        s.kind = InitSpec::Kind::Constant;
-        if (!r.number(*init, "value", s.value, where + "'s init"))
-          return done(false);
-      } else {
-        return done(r.fail(where + " has unknown init kind '" + kind + "'"));
-      }
-    }
-    abi.params.push_back(std::move(param));
-  }
-
-  const JsonValue *states =
-      r.field(root, "states", JsonValue::Kind::Array, "the descriptor");
-  if (!states)
-    return done(false);
-  for (const JsonValue &s : states->items()) {
-    State state;
-    std::string where = "state #" + std::to_string(abi.states.size());
-    int64_t param = 0;
-    if (!r.integer(s, "param", param, where) ||
-        !r.string(s, "kind", state.kind, where) || !r.dtype(s, state.dtype, where) ||
-        !r.shape(s, state.shape, where))
-      return done(false);
-    if (param >= static_cast<int64_t>(abi.params.size()))
-      return done(r.fail(where + " names no parameter"));
-    state.param = static_cast<unsigned>(param);
-    abi.states.push_back(std::move(state));
-  }
-
-  const JsonValue *batch =
-      r.field(root, "batch", JsonValue::Kind::Array, "the descriptor");
-  if (!batch)
-    return done(false);
-  for (const JsonValue &b : batch->items()) {
-    BatchInput in;
-    std::string where = "batch input #" + std::to_string(abi.batch.size());
-    if (!r.string(b, "name", in.name, where) || !r.dtype(b, in.dtype, where) ||
-        !r.shape(b, in.shape, where))
-      return done(false);
-    if (b.get("token_range") &&
-        !r.integer(b, "token_range", in.tokenRange, where, 1))
-      return done(false);
-    abi.batch.push_back(std::move(in));
-  }
-
-  const JsonValue *hypers =
-      r.field(root, "hypers", JsonValue::Kind::Array, "the descriptor");
-  if (!hypers)
-    return done(false);
-  for (const JsonValue &h : hypers->items()) {
-    Hyper hyper;
-    std::string where = "hyper-parameter #" + std::to_string(abi.hypers.size());
-    if (!r.string(h, "name", hyper.name, where) || !r.dtype(h, hyper.dtype, where))
-      return done(false);
-    if (h.get("default")) {
-      if (!r.number(h, "default", hyper.defaultValue, where))
-        return done(false);
-      hyper.hasDefault = true;
-    }
-    abi.hypers.push_back(std::move(hyper));
-  }
 
   const JsonValue *loss =
       r.field(root, "loss", JsonValue::Kind::Object, "the descriptor");
@@ -311,51 +390,8 @@ bool zero::driver::readAbi(const char *json, const zrt_step_entry *table,
       Arg arg;
       std::string argWhere =
           where + " argument #" + std::to_string(entry.args.size());
-      std::string role;
-      int64_t index = 0;
-      if (!r.string(a, "role", role, argWhere) ||
-          !r.integer(a, "index", index, argWhere) ||
-          !r.dtype(a, arg.dtype, argWhere))
+      if (!readArg(r, a, abi, arg, argWhere))
         return done(false);
-      r.flag(a, "scalar", arg.scalar);
-      r.flag(a, "sharded", arg.sharded);
-      r.flag(a, "out_copy", arg.outCopy);
-      if (a.get("placement")) {
-        std::string placement;
-        if (!r.string(a, "placement", placement, argWhere))
-          return done(false);
-        if (placement != "nvme" && placement != "host")
-          return done(r.fail(argWhere + " has placement '" + placement +
-                             "'; this driver knows 'nvme' and 'host'"));
-        arg.nvme = placement == "nvme";
-        arg.host = placement == "host";
-      }
-      if (!arg.scalar && !r.shape(a, arg.shape, argWhere, &arg.elements))
-        return done(false);
-      size_t limit = 0;
-      if (role == "param" || role == "grad") {
-        arg.role = role == "param" ? Role::Param : Role::Grad;
-        limit = abi.params.size();
-      } else if (role == "state") {
-        arg.role = Role::State;
-        limit = abi.states.size();
-      } else if (role == "batch") {
-        arg.role = Role::Batch;
-        limit = abi.batch.size();
-      } else if (role == "hyper") {
-        arg.role = Role::Hyper;
-        limit = abi.hypers.size();
-      } else if (role == "loss") {
-        arg.role = Role::Loss;
-        limit = 1;
-      } else {
-        return done(r.fail(argWhere + " has unknown role '" + role + "'"));
-      }
-      if (index >= static_cast<int64_t>(limit))
-        return done(r.fail(argWhere + " has an index out of range"));
-      arg.index = static_cast<unsigned>(index);
-      if (arg.scalar && arg.role != Role::Hyper)
-        return done(r.fail(argWhere + " is a scalar but no hyper-parameter"));
       entry.args.push_back(std::move(arg));
     }
     for (const zrt_step_entry *t = table; t && t->name; ++t)
