@@ -73,6 +73,23 @@ template <typename OpT> struct RuntimePattern : OpConversionPattern<OpT> {
   RuntimePattern(const TypeConverter &converter, MLIRContext *ctx,
                  const EntryPoints &entries)
       : OpConversionPattern<OpT>(converter, ctx), entries(entries) {}
+
+  /// Replaces `op` with a call of the entry point `name` on `leading`, then
+  /// the pointers of `buffers`, then the count `n` (i64): the shape of
+  /// every collective, copy and transfer entry point of runtime.h.
+  void replaceWithCall(ConversionPatternRewriter &rewriter, Operation *op,
+                       StringRef name, ValueRange leading, ValueRange buffers,
+                       int64_t n) const {
+    Location loc = op->getLoc();
+    SmallVector<Value, 4> args(leading);
+    for (Value buffer : buffers)
+      args.push_back(zero::getBufferView(rewriter, loc, buffer).ptr);
+    args.push_back(
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(), n));
+    auto call = func::CallOp::create(rewriter, loc, entries.get(name), args);
+    rewriter.replaceOp(op, call.getResults());
+  }
+
   const EntryPoints &entries;
 };
 
@@ -108,17 +125,10 @@ template <typename OpT> struct CollectiveLowering : RuntimePattern<OpT> {
       rewriter.eraseOp(op);
       return success();
     }
-    Value inPtr = zero::getBufferView(rewriter, loc, in).ptr;
-    Value outPtr = zero::getBufferView(rewriter, loc, out).ptr;
-    Value n = arith::ConstantIntOp::create(rewriter, loc,
-                                           rewriter.getI64Type(), c->count);
-    auto call = func::CallOp::create(rewriter, loc,
-                                     entries.get(c->started ? kStart : kRun),
-                                     ValueRange{desc, inPtr, outPtr, n});
-    rewriter.replaceOp(op, call.getResults());
+    this->replaceWithCall(rewriter, op, c->started ? kStart : kRun,
+                          ValueRange{desc}, ValueRange{in, out}, c->count);
     return success();
   }
-
 };
 
 /// copy_start(in, out) -> call @zrt_copy_start(in, out, bytes) : i64.
@@ -136,18 +146,11 @@ struct CopyLowering : RuntimePattern<zero::CopyStartOp> {
     if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
       return op.emitOpError() << "cannot copy elements of " << elt
                               << " (whole bytes are needed)";
-    Location loc = op.getLoc();
-    Value inPtr = zero::getBufferView(rewriter, loc, in).ptr;
-    Value outPtr = zero::getBufferView(rewriter, loc, out).ptr;
-    Value n = arith::ConstantIntOp::create(
-        rewriter, loc, rewriter.getI64Type(),
-        type.getNumElements() * (elt.getIntOrFloatBitWidth() / 8));
-    auto call = func::CallOp::create(rewriter, loc, entries.get(kCopyStart),
-                                     ValueRange{inPtr, outPtr, n});
-    rewriter.replaceOp(op, call.getResults());
+    replaceWithCall(rewriter, op, kCopyStart, ValueRange{},
+                    ValueRange{in, out},
+                    type.getNumElements() * (elt.getIntOrFloatBitWidth() / 8));
     return success();
   }
-
 };
 
 /// read_start(extent, buffer) / write_start(buffer, extent) ->
@@ -155,7 +158,6 @@ struct CopyLowering : RuntimePattern<zero::CopyStartOp> {
 template <typename OpT> struct TransferLowering : RuntimePattern<OpT> {
   static constexpr bool kRead = std::is_same_v<OpT, zero::ReadStartOp>;
   using RuntimePattern<OpT>::RuntimePattern;
-  using RuntimePattern<OpT>::entries;
 
   LogicalResult
   matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
@@ -171,17 +173,11 @@ template <typename OpT> struct TransferLowering : RuntimePattern<OpT> {
         zero::stagingBytes(op, cast<ShapedType>(buffer.getType()));
     if (failed(bytes))
       return failure();
-    Location loc = op.getLoc();
-    Value ptr = zero::getBufferView(rewriter, loc, buffer).ptr;
-    Value n = arith::ConstantIntOp::create(rewriter, loc,
-                                           rewriter.getI64Type(), *bytes);
-    auto call = func::CallOp::create(
-        rewriter, loc, entries.get(kRead ? kReadStart : kWriteStart),
-        ValueRange{adaptor.getExtent(), ptr, n});
-    rewriter.replaceOp(op, call.getResults());
+    this->replaceWithCall(rewriter, op, kRead ? kReadStart : kWriteStart,
+                          ValueRange{adaptor.getExtent()}, ValueRange{buffer},
+                          *bytes);
     return success();
   }
-
 };
 
 /// wait(token) -> call @zrt_wait(request).
@@ -198,7 +194,6 @@ struct WaitLowering : RuntimePattern<zero::WaitOp> {
     rewriter.eraseOp(op);
     return success();
   }
-
 };
 
 /// comm_reserve N -> call @zrt_comm_reserve(N); comm_release ->
