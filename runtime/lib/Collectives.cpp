@@ -30,7 +30,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
-#include <unordered_map>
+#include <vector>
 
 using namespace zero::runtime;
 
@@ -254,27 +254,46 @@ struct Collective {
   const char *entry = "";
 };
 
-/// The name of `entry` for one descriptor, kept for the life of the
-/// process (a started collective reports it from the communication
-/// thread).
-const char *collectiveEntry(const char *entry, zrt_collective kind,
-                            zrt_reduction reduction, zrt_element_type type) {
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::string> *names =
-      new std::unordered_map<std::string, std::string>();
-  static const char *const reductions[] = {"", " sum", " max"};
-  static const char *const types[] = {"f32", "f64", "bf16"};
-  std::string name = format("%s(%s%s %s)", entry, collectiveName(kind),
-                            reductions[reduction], types[type]);
-  std::lock_guard<std::mutex> lock(mutex);
-  return names->try_emplace(name, name).first->second.c_str();
+/// The entry points that take a descriptor.
+enum class EntryPoint { Run, Start, Scalar };
+
+/// `entry`'s name for one valid descriptor ("zrt_collective_run(all_reduce
+/// sum f32)"). Every name is made once, on the first call (a collective is
+/// a hot path, and a started one reports its name from the communication
+/// thread, so the names live as long as the process).
+const char *collectiveEntry(EntryPoint entry, unsigned kind,
+                            unsigned reduction, unsigned type) {
+  constexpr unsigned kEntries = 3, kReductions = ZRT_REDUCE_MAX + 1,
+                     kTypes = ZRT_ELEMENT_BF16 + 1;
+  static const std::vector<std::string> *names = [] {
+    static const char *const entries[] = {
+        "zrt_collective_run", "zrt_collective_start", "zrt_collective_scalar"};
+    static const char *const reductions[] = {"", " sum", " max"};
+    static const char *const types[] = {"f32", "f64", "bf16"};
+    auto *all = new std::vector<std::string>();
+    for (unsigned e = 0; e < kEntries; ++e)
+      for (unsigned k = 0; k < ZRT_NUM_COLLECTIVES; ++k)
+        for (unsigned r = 0; r < kReductions; ++r)
+          for (unsigned t = 0; t < kTypes; ++t)
+            all->push_back(format("%s(%s%s %s)", entries[e],
+                                  collectiveName(static_cast<int>(k)),
+                                  reductions[r], types[t]));
+    return all;
+  }();
+  unsigned index =
+      ((static_cast<unsigned>(entry) * ZRT_NUM_COLLECTIVES + kind) *
+           kReductions +
+       reduction) *
+          kTypes +
+      type;
+  return (*names)[index].c_str();
 }
 
-/// Decodes `op` (runtime.h, zrt_make_collective_op) for `entry`, which
-/// takes scalars by value when `scalar`; throws an Error naming what is
+/// Decodes `op` (runtime.h, zrt_make_collective_op) for `entry` (the
+/// scalar one takes scalars by value, the others buffers); throws an Error naming what is
 /// wrong with it.
-Collective decodeCollective(const char *entry, zrt_collective_op op,
-                            bool scalar) {
+Collective decodeCollective(EntryPoint entry, zrt_collective_op op) {
+  const bool scalar = entry == EntryPoint::Scalar;
   const uint32_t kind = op & 0xff, reduction = (op >> 8) & 0xff,
                  type = (op >> 16) & 0xff;
   if ((op >> 24) != 0 || kind >= ZRT_NUM_COLLECTIVES ||
@@ -306,9 +325,7 @@ Collective decodeCollective(const char *entry, zrt_collective_op op,
   if (scalar && c.dtype == DType::BF16)
     throw Error("a scalar all-reduce takes f32 or f64 (a bf16 scalar is an "
                 "all-reduce of one element)");
-  c.entry = collectiveEntry(entry, c.kind,
-                            static_cast<zrt_reduction>(reduction),
-                            static_cast<zrt_element_type>(type));
+  c.entry = collectiveEntry(entry, kind, reduction, type);
   return c;
 }
 
@@ -377,7 +394,7 @@ void zrt_collective_run(zrt_collective_op op, const void *in, void *out,
                         int64_t count) {
   Collective c;
   if (!guarded("zrt_collective_run",
-               [&] { c = decodeCollective("zrt_collective_run", op, false); })) {
+               [&] { c = decodeCollective(EntryPoint::Run, op); })) {
     reportFatal();
     return;
   }
@@ -388,7 +405,7 @@ int64_t zrt_collective_start(zrt_collective_op op, const void *in, void *out,
                              int64_t count) {
   Collective c;
   if (!guarded("zrt_collective_start", [&] {
-        c = decodeCollective("zrt_collective_start", op, false);
+        c = decodeCollective(EntryPoint::Start, op);
       })) {
     reportFatal();
     return 0;
@@ -451,7 +468,7 @@ int zrt_set_sim_link(double bytes_per_second, double latency_seconds) {
 double zrt_collective_scalar(zrt_collective_op op, double value) {
   Collective c;
   if (!guarded("zrt_collective_scalar", [&] {
-        c = decodeCollective("zrt_collective_scalar", op, true);
+        c = decodeCollective(EntryPoint::Scalar, op);
       })) {
     reportFatal();
     return value;
