@@ -23,6 +23,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
@@ -61,6 +62,26 @@ bool isClonable(Operation *op) {
 
 std::string bodyKey(func::FuncOp fn);
 
+/// Whether `loop` is glue rather than a nest to compile as one: its body
+/// (not a loop inside it) calls a function or allocates.
+bool isGlueLoop(scf::ForOp loop) {
+  return llvm::any_of(*loop.getBody(), [](Operation &op) {
+    return isa<CallOpInterface, memref::AllocOp>(op);
+  });
+}
+
+/// Whether `a` comes before `b` in their function, where they may lie in
+/// different blocks (a nest in a glue loop captures values from the
+/// function body and from the loop's body): compared where their
+/// ancestors share a block, an op before the ops nested in it.
+bool isBefore(Operation *a, Operation *b) {
+  for (Operation *x = a; x; x = x->getParentOp())
+    for (Operation *y = b; y; y = y->getParentOp())
+      if (x->getBlock() == y->getBlock())
+        return x == y ? x == a && a != b : x->isBeforeInBlock(y);
+  return false;
+}
+
 /// Whether `fn` runs on the host next to a device (`zero.space = "host"`,
 /// zero-outline-host-ops' functions and the nests outlined from them).
 bool isHostFunction(func::FuncOp fn) {
@@ -78,8 +99,8 @@ public:
   /// after `last` (which it becomes), or calls an equal function made
   /// before. The function is marked `zero.space = "host"` when `host` is
   /// set.
-  void outline(Operation *nest, func::FuncOp parent, StringRef kind,
-               bool host, unsigned &index, Operation *&last);
+  func::FuncOp outline(Operation *nest, func::FuncOp parent, StringRef kind,
+                       bool host, unsigned &index, Operation *&last);
 
   unsigned numOutlined = 0, numShared = 0;
 
@@ -104,24 +125,45 @@ struct ZeroOutlineLoopNestsPass
     for (func::FuncOp fn : functions) {
       if (fn.isExternal())
         continue;
-      SmallVector<Operation *> nests;
-      for (Operation &op : fn.getBody().front())
-        if (isa<scf::ForOp, scf::ParallelOp>(op))
-          nests.push_back(&op);
       unsigned index = 0;
       Operation *last = fn;
-      // A host function's nests run on the host too.
-      for (Operation *nest : nests)
-        outliner.outline(nest, fn, "loop", isHostFunction(fn), index, last);
       // What is left is glue: allocations, calls and pointer arithmetic in
       // one basic block. LLVM's instruction scheduler costs more than
       // linear time in the length of a block, and the glue gains nothing
       // from it, so it is compiled without optimization.
-      if (!nests.empty() && unoptimizedGlue)
+      if (outlineNestsOf(fn.getBody().front(), fn, outliner, index, last) &&
+          unoptimizedGlue)
         addPassthrough(fn, {"noinline", "optnone"});
     }
     numOutlined += outliner.numOutlined;
     numShared += outliner.numShared;
+  }
+
+private:
+  /// Outlines the loop nests of `block`, a block of `fn`'s glue; whether
+  /// there were any. A loop that is glue itself (its body calls the
+  /// runtime or allocates: gradient accumulation's loop over the
+  /// micro-batches holds a whole forward and backward pass) has the nests
+  /// of its body outlined first, so that it becomes a loop of calls and
+  /// LLVM never sees the step's nests in one function; then it is
+  /// outlined like any nest.
+  bool outlineNestsOf(Block &block, func::FuncOp fn, Outliner &outliner,
+                      unsigned &index, Operation *&last) {
+    SmallVector<Operation *> nests;
+    for (Operation &op : block)
+      if (isa<scf::ForOp, scf::ParallelOp>(op))
+        nests.push_back(&op);
+    for (Operation *nest : nests) {
+      bool glue = false;
+      if (auto loop = dyn_cast<scf::ForOp>(nest); loop && isGlueLoop(loop))
+        glue = outlineNestsOf(*loop.getBody(), fn, outliner, index, last);
+      // A host function's nests run on the host too.
+      func::FuncOp outlined =
+          outliner.outline(nest, fn, "loop", isHostFunction(fn), index, last);
+      if (glue && unoptimizedGlue)
+        addPassthrough(outlined, {"optnone"});
+    }
+    return !nests.empty();
   }
 };
 
@@ -187,8 +229,9 @@ std::string bodyKey(func::FuncOp fn) {
   return key;
 }
 
-void Outliner::outline(Operation *nest, func::FuncOp parent, StringRef kind,
-                       bool host, unsigned &index, Operation *&last) {
+func::FuncOp Outliner::outline(Operation *nest, func::FuncOp parent,
+                               StringRef kind, bool host, unsigned &index,
+                               Operation *&last) {
   // What the nest reads from outside: its operands and the values its
   // regions use. Clonable producers are followed up to their own operands;
   // what is left becomes an argument.
@@ -222,16 +265,14 @@ void Outliner::outline(Operation *nest, func::FuncOp parent, StringRef kind,
     }
     Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
     if (opA != opB)
-      return opA->isBeforeInBlock(opB);
+      return isBefore(opA, opB);
     return cast<OpResult>(a).getResultNumber() <
            cast<OpResult>(b).getResultNumber();
   });
   arguments = llvm::SetVector<Value>(args.begin(), args.end());
   // Clone in the parent's order, so that every op follows its operands.
   SmallVector<Operation *> ordered(cloned.begin(), cloned.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ordered, isBefore);
 
   MLIRContext *ctx = parent.getContext();
   SmallVector<Type> argTypes;
@@ -292,6 +333,7 @@ void Outliner::outline(Operation *nest, func::FuncOp parent, StringRef kind,
                           << parent.getSymName()
                           << " into @" << name << " (" << arguments.size()
                           << " arguments)\n");
+  return fn;
 }
 
 } // namespace

@@ -104,6 +104,55 @@ func.func @no_loops(%a: memref<4xf32>, %p: i1) {
   return
 }
 
+// -----
+
+// A loop whose body calls or allocates is glue (gradient accumulation's loop
+// over micro-batches): the nests of its body are outlined first, with its
+// induction variable and the values of both blocks as arguments (block
+// arguments first, by number; then values as they are defined); then the loop is outlined like any nest, marked optnone
+// as glue. A nest is not glue however deep it is.
+// CHECK-LABEL: func.func @micro_batches
+// CHECK-SAME:    passthrough = ["noinline", "optnone"]
+// CHECK-NEXT:    call @micro_batches_loop2(%arg0) : (memref<4x8xf32>) -> ()
+// CHECK-NEXT:    return
+// CHECK:       func.func private @micro_batches_loop0(%{{.*}}: index, %{{.*}}: memref<4x8xf32>, %{{.*}}: memref<8xf32>)
+// CHECK-SAME:    passthrough = ["noinline"]
+// CHECK:         scf.for
+// CHECK:       func.func private @micro_batches_loop1(%{{.*}}: memref<8xf32>)
+// CHECK-SAME:    passthrough = ["noinline"]
+// CHECK:       func.func private @micro_batches_loop2(%[[X:.*]]: memref<4x8xf32>)
+// CHECK-SAME:    passthrough = ["noinline", "optnone"]
+// CHECK:         scf.for %[[K:.*]] =
+// CHECK-NEXT:      %[[T:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:      call @micro_batches_loop0(%[[K]], %[[X]], %[[T]])
+// CHECK-NEXT:      call @external_8(%[[T]])
+// CHECK-NEXT:      call @micro_batches_loop1(%[[T]])
+// CHECK-NEXT:      memref.dealloc %[[T]]
+// CHECK-NOT:     scf.for
+// CHECK:         return
+func.func private @external_8(memref<8xf32>)
+func.func @micro_batches(%x: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.for %k = %c0 to %c4 step %c1 {
+    %t = memref.alloc() : memref<8xf32>
+    scf.for %j = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%k, %j] : memref<4x8xf32>
+      memref.store %v, %t[%j] : memref<8xf32>
+    }
+    func.call @external_8(%t) : (memref<8xf32>) -> ()
+    scf.for %j = %c0 to %c8 step %c1 {
+      %v = memref.load %t[%j] : memref<8xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %t[%j] : memref<8xf32>
+    }
+    memref.dealloc %t : memref<8xf32>
+  }
+  return
+}
+
 // zero-gen's GPT with 3 layers: loop functions are shared between layers,
 // so there are fewer functions than nests; the step functions are glue.
 // GEN-LABEL: func.func @forward_backward
@@ -111,3 +160,16 @@ func.func @no_loops(%a: memref<4xf32>, %p: i1) {
 // GEN-NOT:     scf.for
 // GEN:         call @forward_backward_loop
 // GEN-LABEL: func.func @optimizer
+
+// Gradient accumulation (zero-partition accumulate=2): the loop over the
+// micro-batches holds the whole forward and backward pass. It is outlined as
+// glue around calls, no nest left inside it.
+// RUN: zero-gen gpt --preset gpt-tiny | zero-opt --zero-partition="stage=0 world-size=1 accumulate=2" --zero-bufferize-step --convert-linalg-to-loops --zero-outline-loop-nests | FileCheck %s --check-prefix=ACC
+// ACC-LABEL: func.func @train_step
+// ACC-SAME:    passthrough = ["noinline", "optnone"]
+// ACC-NOT:     scf.for
+// ACC:         return
+// ACC:       func.func private @train_step_loop{{[0-9]+}}({{.*}}passthrough = ["noinline", "optnone"]
+// ACC:         scf.for
+// ACC-NOT:       scf.{{for|parallel}}
+// ACC:         return

@@ -1273,6 +1273,14 @@ def ZeroOutlineLoopNestsPass
     distinct nest once, however deep the model. Upstream's `outlineSingleBlockRegion` outlines a region
     but passes every value from above as an argument, constants included.
 
+    A loop whose body calls a function or allocates is glue, not a nest:
+    gradient accumulation's loop over the micro-batches holds a whole
+    forward and backward pass. The nests of its body are outlined first
+    (then run on the runtime's threads, or as kernels, like any other), and
+    the loop, now a loop of calls, is outlined as glue. Outlined whole, it
+    was one LLVM function of about 13,000 lines for gpt-tiny with 8
+    micro-batches: 4.0 s to compile instead of 1.2 s.
+
     Before:
     ```mlir
     func.func @forward_backward(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
@@ -1304,10 +1312,10 @@ def ZeroOutlineLoopNestsPass
   }];
   let options = [
     Option<"unoptimizedGlue", "unoptimized-glue", "bool", "true",
-           "mark the functions the nests came from `optnone`: what is left "
-           "of them is straight-line glue (allocations, calls), and LLVM's "
-           "instruction scheduler takes more than linear time on a block "
-           "that long">
+           "mark the functions the nests came from, and the glue loops "
+           "outlined, `optnone`: what is left of them is glue "
+           "(allocations, calls), and LLVM's instruction scheduler takes "
+           "more than linear time on a block that long">
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];
