@@ -3,10 +3,11 @@
 // zero-run MODULE: compiles a training step for the ranks of the job and
 // trains it with the MLIR-free driver (zero/driver.h), the same driver
 // zero-compile links into training binaries. A job compiles once: rank 0
-// lowers the module with the registered pipeline its form needs
-// (zero/Target/CompileStep.h) and emits an object file, or takes it from the
-// on-disk cache; every rank receives the object over the runtime's broadcast
-// and links it into its own process (LLVM's JIT linker, no system linker).
+// lowers the module with the pipeline its form needs
+// (zero/Target/CompileStep.h, with the flags zero-compile shares,
+// CompileFlags.h) and emits an object file, or takes it from the on-disk
+// cache; every rank receives the object over the runtime's broadcast and
+// links it into its own process (LLVM's JIT linker, no system linker).
 //
 //===----------------------------------------------------------------------===//
 
