@@ -119,7 +119,7 @@ static std::string cudaToolkit(const std::string &option) {
 }
 
 void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
-                                    const LowerCPUOptions &opts) {
+                                    const LowerOptions &opts) {
   const bool cuda = opts.target == Target::CUDA;
   // The one conversion of the collectives, transfers and arena to the
   // runtime's calls.
@@ -150,9 +150,7 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (cuda) {
     // Each distinct loop nest one kernel, in one gpu.module, launched on
     // the runtime's compute stream.
-    ZeroGpuKernelsPassOptions kernels;
-    kernels.blockSize = opts.gpuBlockSize;
-    pm.addPass(createZeroGpuKernelsPass(kernels));
+    pm.addPass(createZeroGpuKernelsPass(opts.kernels));
     // Sizes and strides into the kernels as constants: the grid mapping
     // computes them outside the launch, and a kernel that receives them
     // as arguments divides by a variable (a 64-bit division per element
@@ -241,7 +239,7 @@ void zero::buildLowerToLLVMPipeline(OpPassManager &pm,
 }
 
 void zero::buildLowerCPUPipeline(OpPassManager &pm,
-                                 const LowerCPUOptions &opts) {
+                                 const LowerOptions &opts) {
   buildBufferizeStepPipeline(pm, opts.target);
   // The signatures are final now: record them for drivers.
   ZeroStepAbiPassOptions abi;
@@ -251,63 +249,40 @@ void zero::buildLowerCPUPipeline(OpPassManager &pm,
   pm.addPass(createZeroExportStepAbiPass());
 }
 
-void zero::buildTrainPipeline(OpPassManager &pm,
-                              const TrainPipelineOptions &opts) {
+void zero::buildPartitionedStepPipeline(OpPassManager &pm,
+                                        const TrainOptions &opts) {
+  if (opts.runSchedule) {
+    // The budget's prediction is the target's (its bufferize-pipeline left
+    // at the pass's default, the target's bufferization).
+    ZeroSchedulePassOptions schedule = opts.schedule;
+    schedule.memoryBudget = opts.memoryBudget;
+    schedule.target = opts.lower.target;
+    pm.addPass(createZeroSchedulePass(schedule));
+  }
+  if (opts.offloads())
+    pm.addPass(createZeroOffloadPass(opts.offload));
+  buildLowerCPUPipeline(pm, opts.lower);
+}
+
+void zero::buildTrainPipeline(OpPassManager &pm, const TrainOptions &opts) {
   pm.addPass(createZeroVerifyPass());
   if (opts.memoryBudget > 0) {
     // The peak zero-remat holds is the partitioned step's, unscheduled:
     // the floor zero-schedule's own budget check starts from.
     ZeroRematPassOptions remat;
     remat.memoryBudget = opts.memoryBudget;
-    remat.target = opts.target;
+    remat.target = opts.lower.target;
     remat.predictPipeline =
         llvm::formatv("zero-partition{{stage={0} world-size={1} "
                       "accumulate={2}},{3}",
-                      static_cast<int64_t>(opts.stage),
-                      static_cast<int64_t>(opts.worldSize),
-                      static_cast<int64_t>(opts.accumulate),
-                      bufferizeStepPipeline(opts.target))
+                      opts.partition.stage, opts.partition.worldSize,
+                      opts.partition.accumulate,
+                      bufferizeStepPipeline(opts.lower.target))
             .str();
     pm.addPass(createZeroRematPass(remat));
   }
-  ZeroPartitionPassOptions partition;
-  partition.stage = opts.stage;
-  partition.worldSize = opts.worldSize;
-  partition.accumulate = opts.accumulate;
-  pm.addPass(createZeroPartitionPass(partition));
-  if (opts.schedule) {
-    ZeroSchedulePassOptions schedule;
-    schedule.linkGbps = opts.linkGbps;
-    schedule.linkLatencyUs = opts.linkLatencyUs;
-    schedule.gemmGflops = opts.gemmGflops;
-    schedule.vectorGflops = opts.vectorGflops;
-    schedule.memoryGbps = opts.memoryGbps;
-    schedule.memoryBudget = opts.memoryBudget;
-    schedule.bucketBytes = opts.bucketBytes;
-    schedule.target = opts.target;
-    schedule.bufferizePipeline = bufferizeStepPipeline(opts.target);
-    pm.addPass(createZeroSchedulePass(schedule));
-  }
-  if (opts.offloadOptimizer != Placement::Device ||
-      opts.offloadParams != Placement::Device) {
-    ZeroOffloadPassOptions offload;
-    offload.optimizer = opts.offloadOptimizer;
-    offload.params = opts.offloadParams;
-    offload.readAhead = opts.offloadReadAhead;
-    pm.addPass(createZeroOffloadPass(offload));
-  }
-  LowerCPUOptions lower;
-  lower.target = opts.target;
-  lower.gemmToRuntime = opts.gemmToRuntime;
-  lower.approximateMath = opts.approximateMath;
-  lower.parallelLoops = opts.parallelLoops;
-  lower.gpuChip = opts.gpuChip;
-  lower.gpuFeatures = opts.gpuFeatures;
-  lower.gpuFormat = opts.gpuFormat;
-  lower.gpuToolkit = opts.gpuToolkit;
-  lower.gpuBlockSize = opts.gpuBlockSize;
-  lower.fuseRows = opts.fuseRows;
-  buildLowerCPUPipeline(pm, lower);
+  pm.addPass(createZeroPartitionPass(opts.partition));
+  buildPartitionedStepPipeline(pm, opts);
 }
 
 void zero::registerZeroPipelines() {
@@ -315,16 +290,21 @@ void zero::registerZeroPipelines() {
       "zero-train-pipeline",
       "Verify, partition for ZeRO (stage, world-size) and lower a training "
       "step for a target: what zero-run and zero-compile run",
-      buildTrainPipeline);
+      [](OpPassManager &pm, const TrainPipelineOptions &opts) {
+        buildTrainPipeline(pm, opts.trainOptions());
+      });
+  auto lower = [](OpPassManager &pm, const LowerCPUOptions &opts) {
+    buildLowerCPUPipeline(pm, opts.lowerOptions());
+  };
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower",
       "Lower a verified training step for a target (cpu, cuda) to LLVM "
       "dialect code that calls the zero runtime (bufferize-step, then "
       "lower-to-llvm)",
-      buildLowerCPUPipeline);
+      lower);
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-cpu", "zero-lower, whose target is cpu unless given",
-      buildLowerCPUPipeline);
+      lower);
   PassPipelineRegistration<BufferizeStepOptions>(
       "zero-bufferize-step",
       "First half of zero-lower-cpu: bufferize a training step with the "
@@ -335,5 +315,7 @@ void zero::registerZeroPipelines() {
   PassPipelineRegistration<LowerCPUOptions>(
       "zero-lower-to-llvm",
       "Second half of zero-lower-cpu: buffers to the LLVM dialect",
-      buildLowerToLLVMPipeline);
+      [](OpPassManager &pm, const LowerCPUOptions &opts) {
+        buildLowerToLLVMPipeline(pm, opts.lowerOptions());
+      });
 }

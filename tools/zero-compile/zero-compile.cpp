@@ -9,14 +9,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "ZeroCompileConfig.h"
-#include "LinkSpec.h"
-#include "OffloadSpec.h"
 
 #include "zero/Conversion/StepAbi.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/InitAll.h"
-#include "zero/Support/ByteSize.h"
 #include "zero/Support/InputFile.h"
+#include "zero/Target/CompileFlags.h"
 #include "zero/Target/CompileStep.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -30,14 +28,14 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
 #include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-constexpr const char *kUsage = R"(zero-compile: compile a training step ahead of time
+constexpr const char *kUsageHead = R"(zero-compile: compile a training step ahead of time
 
 USAGE: zero-compile [options] <module.mlir | -> -o <output>
 
@@ -60,37 +58,11 @@ lowered by zero-opt --zero-lower-cpu.
 Options:
   -o FILE                the executable (or, with -c, the object file)
   -c                     write an object file and a C header instead
-  --stage S              ZeRO stage 0-3 to partition a training step for
-                         (default: 0 when --world-size > 1, otherwise the
-                         contract functions as they are, for one rank)
-  --world-size N         the number of ranks the binary runs on (default 1,
-                         or the partitioned module's)
-  --accumulate K         gradient accumulation: forward and backward run on
-                         K micro-batches per step, each the size of the
-                         module's batch, then one optimizer step on their
-                         mean gradient (default 1)
-  --opt-level N          LLVM optimization level, 0-3 (default 2)
-)" ZERO_TARGET_OPTION_HELP R"(  --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
-  --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
-  --no-schedule          leave every collective blocking where zero-partition
-                         put it (default: zero-schedule overlaps them with
-                         compute; at stages 1-2 it updates parameters in
-                         the backward pass or keeps their shards for the
-                         next step's gathers, whichever its cost model
-                         predicts faster, parameter by parameter)
-  --link-model bw=G,latency=U
-                         the link zero-schedule's cost model assumes: G GB/s,
-                         U microseconds per collective (default bw=10,
-                         latency=20; give what the binary's --sim-link will
-                         simulate)
-)" ZERO_COMPUTE_MODEL_OPTION_HELP ZERO_BUCKET_BYTES_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
-                         zero-memory-report predicts it (40000000, 40MB,
-                         38MiB): zero-remat recomputes forward values in the
-                         backward pass (fewest FLOPs per byte first) until
-                         the step fits, and prefetches that would exceed it
-                         start later; a step that cannot fit does not
-                         compile (the error says by how much)
-  --offload optimizer=nvme,params=nvme
+)";
+
+/// zero-compile's own flags after the shared ones (CompileFlags.h).
+constexpr const char *kUsageTail =
+    R"(  --offload optimizer=nvme,params=nvme
                          keep the optimizer states (params=nvme: and the
                          stage-3 parameter shards) on the NVMe tier
                          (zero-offload); the binary then takes
@@ -109,25 +81,26 @@ Options:
                          was built with)
 )";
 
+/// The help: zero-compile's own flags around the shared ones.
+std::string usage() {
+  return kUsageHead +
+         llvm::formatv("  --world-size N         the number of ranks the "
+                       "binary runs on (default {0},\n"
+                       "                         or the partitioned "
+                       "module's)\n",
+                       ZeroPartitionPassOptions().worldSize)
+             .str() +
+         CompileFlags::help() + kUsageTail;
+}
+
 struct Options {
   std::string input = "-", output;
   bool haveInput = false, objectOnly = false;
-  std::optional<int64_t> stage, worldSize;
-  int64_t accumulate = 1;
-  std::string offloadOptimizer = "device", offloadParams = "device";
-  unsigned optLevel = 2;
-  std::string targetCpu = "host";
-  std::string target = "cpu";
-  bool gemmToRuntime = true;
-  bool schedule = true;
-  double linkGbps = mlir::zero::CompileOptions().linkGbps,
-         linkLatencyUs = mlir::zero::CompileOptions().linkLatencyUs;
-  double gemmGflops = mlir::zero::CompileOptions().gemmGflops,
-         vectorGflops = mlir::zero::CompileOptions().vectorGflops,
-         memoryGbps = mlir::zero::CompileOptions().memoryGbps;
-  int64_t memoryBudget = 0;
-  int64_t bucketBytes = mlir::zero::CompileOptions().bucketBytes;
-  bool bucketBytesGiven = false;
+  /// --world-size; none: the partitioned module's, else zero-partition's
+  /// default.
+  std::optional<int64_t> worldSize;
+  /// The flags zero-run takes too, and the CompileOptions they set.
+  CompileFlags flags;
   std::string linker;
 };
 
@@ -181,70 +154,25 @@ Options parseOptions(int argc, char **argv) {
       return n;
     };
     if (key == "h" || key == "help") {
-      llvm::outs() << kUsage;
+      llvm::outs() << usage();
       std::exit(0);
     } else if (key == "o") {
       opts.output = value();
-    } else if (key == "stage") {
-      opts.stage = integer(0, 3);
-    } else if (key == "accumulate") {
-      opts.accumulate = integer(1, 1 << 20);
     } else if (key == "world-size") {
       opts.worldSize = integer(1, 1 << 20);
-    } else if (key == "opt-level") {
-      opts.optLevel = static_cast<unsigned>(integer(0, 3));
-    } else if (key == "target-cpu") {
-      opts.targetCpu = value();
-    } else if (key == "target") {
-      opts.target = value();
-      if (opts.target != "cpu" && opts.target != "cuda")
-        fail("option '--target' expects cpu or cuda, got '" + opts.target +
-             "'");
-    } else if (key == "no-gemm-runtime") {
-      opts.gemmToRuntime = false;
-    } else if (key == "no-schedule") {
-      opts.schedule = false;
-    } else if (key == "link-model") {
-      std::string error;
-      if (!::zero::driver::parseLinkSpec(value(), opts.linkGbps,
-                                       opts.linkLatencyUs, error,
-                                       "--link-model"))
-        fail(error);
-      // An infinitely fast link: collectives cost their latency.
-      if (std::isinf(opts.linkGbps))
-        opts.linkGbps = 1e9;
-    } else if (key == "compute-model") {
-      std::string error;
-      if (!::zero::driver::parseComputeSpec(value(), opts.gemmGflops,
-                                          opts.vectorGflops, opts.memoryGbps,
-                                          error))
-        fail(error);
-    } else if (key == "bucket-bytes") {
-      llvm::Expected<int64_t> bytes =
-          mlir::zero::parseBucketBytesOption(value());
-      if (!bytes)
-        fail(llvm::toString(bytes.takeError()));
-      opts.bucketBytes = *bytes;
-      opts.bucketBytesGiven = true;
-    } else if (key == "memory-budget") {
-      std::string v = value();
-      std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
-      if (!bytes || *bytes == 0)
-        fail("option '--memory-budget' expects a positive byte count such "
-             "as 40000000, 40MB or 38MiB, got '" + v + "'");
-      opts.memoryBudget = *bytes;
     } else if (key == "offload") {
-      ::zero::driver::OffloadSpec offload;
-      std::string error;
-      if (!::zero::driver::parseOffloadSpec(value(), offload, error))
-        fail(error);
-      if (!offload.nvmeDir.empty())
+      std::string nvmeDir;
+      if (llvm::Error error = opts.flags.setPlacements(value(), nvmeDir))
+        fail(llvm::toString(std::move(error)));
+      if (!nvmeDir.empty())
         fail("--offload nvme-dir is the training run's choice: give it to "
              "the binary (./train --offload nvme-dir=DIR)");
-      opts.offloadOptimizer = offload.optimizer;
-      opts.offloadParams = offload.params;
     } else if (key == "linker") {
       opts.linker = value();
+    } else if (const CompileFlag *flag = CompileFlags::lookup(key)) {
+      if (llvm::Error error =
+              opts.flags.set(*flag, flag->takesValue() ? value() : ""))
+        fail(llvm::toString(std::move(error)));
     } else {
       fail("unknown option '" + arg + "' (see zero-compile --help)");
     }
@@ -402,28 +330,13 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = std::move(*parsed);
 
   StepInfo info = inspectStep(*module);
-  CompileOptions options;
-  options.stage = opts.stage;
-  options.accumulate = opts.accumulate;
-  options.offloadOptimizer = opts.offloadOptimizer;
-  options.offloadParams = opts.offloadParams;
-  options.worldSize = opts.worldSize.value_or(
-      info.partitioned ? info.worldSize : 1);
-  options.gemmToRuntime = opts.gemmToRuntime;
-  options.schedule = opts.schedule;
-  options.linkGbps = opts.linkGbps;
-  options.linkLatencyUs = opts.linkLatencyUs;
-  options.gemmGflops = opts.gemmGflops;
-  options.vectorGflops = opts.vectorGflops;
-  options.memoryGbps = opts.memoryGbps;
-  options.memoryBudget = opts.memoryBudget;
-  if (opts.bucketBytesGiven && !opts.schedule)
-    fail("--bucket-bytes sizes zero-schedule's buckets, and --no-schedule "
-         "leaves the collectives unscheduled: drop one of the two");
-  options.bucketBytes = opts.bucketBytes;
-  options.object.optLevel = opts.optLevel;
-  options.object.cpu = opts.targetCpu;
-  options.target = opts.target;
+  CompileOptions options = opts.flags.options;
+  if (opts.worldSize)
+    options.pipeline.partition.worldSize = *opts.worldSize;
+  else if (info.partitioned)
+    options.pipeline.partition.worldSize = info.worldSize;
+  if (llvm::Error error = opts.flags.check())
+    fail(llvm::toString(std::move(error)));
   llvm::Expected<std::string> object = compileStep(*module, options);
   if (!object)
     failOrDiagnosed(object.takeError(), opts.input);

@@ -3,21 +3,20 @@
 // zero-run MODULE: compiles a training step for the ranks of the job and
 // trains it with the MLIR-free driver (zero/driver.h), the same driver
 // zero-compile links into training binaries. A job compiles once: rank 0
-// lowers the module with the registered pipeline its form needs
-// (zero/Target/CompileStep.h) and emits an object file, or takes it from the
-// on-disk cache; every rank receives the object over the runtime's broadcast
-// and links it into its own process (LLVM's JIT linker, no system linker).
+// lowers the module with the pipeline its form needs
+// (zero/Target/CompileStep.h, with the flags zero-compile shares,
+// CompileFlags.h) and emits an object file, or takes it from the on-disk
+// cache; every rank receives the object over the runtime's broadcast and
+// links it into its own process (LLVM's JIT linker, no system linker).
 //
 //===----------------------------------------------------------------------===//
 
 #include "zero/InitAll.h"
-#include "zero/Support/ByteSize.h"
 #include "zero/Support/InputFile.h"
+#include "zero/Target/CompileFlags.h"
 #include "zero/Target/CompileStep.h"
 
 #include "zero/driver.h"
-#include "LinkSpec.h"
-#include "OffloadSpec.h"
 #include "zero/runtime.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -35,14 +34,13 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cmath>
 #include <thread>
 
 using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-constexpr const char *kUsage = R"(zero-run: compile a training step once and train it on the CPU or a GPU
+constexpr const char *kUsageHead = R"(zero-run: compile a training step once and train it on the CPU or a GPU
 
 USAGE: [mpirun -np N] zero-run [options] <module.mlir | ->
 
@@ -57,38 +55,11 @@ compiled, and every rank trains with the driver that zero-compile's binaries
 use too.
 
 Compilation:
-  --stage S              partition a training step with zero-partition for the
-                         ranks of this run and train @train_step: 0 data
-                         parallel, 1 optimizer states sharded, 2 and gradients,
-                         3 and parameters (default under mpirun: 0; on one
-                         rank without --stage the contract functions run
-                         as they are)
-  --accumulate K         gradient accumulation: zero-partition runs forward
-                         and backward on K micro-batches per step, each the
-                         size of the module's batch, and the optimizer once
-                         on their mean gradient (the global batch becomes K
-                         micro-batches per rank; default 1)
-  --opt-level N          LLVM optimization level, 0-3 (default 2)
-)" ZERO_TARGET_OPTION_HELP R"(  --target-cpu CPU       host (default) or an LLVM CPU name (x86-64-v3, ...)
-  --no-gemm-runtime      lower matmuls to loops instead of runtime GEMM calls
-  --no-schedule          leave every collective blocking where zero-partition
-                         put it (default: zero-schedule overlaps them with
-                         compute; at stages 1-2 it updates parameters in
-                         the backward pass or keeps their shards for the
-                         next step's gathers, whichever its cost model
-                         predicts faster, parameter by parameter; results
-                         are bit-identical either way)
-  --link-model bw=G,latency=U
-                         the link zero-schedule's cost model assumes (default:
-                         --sim-link's if given, else bw=10,latency=20)
-)" ZERO_COMPUTE_MODEL_OPTION_HELP ZERO_BUCKET_BYTES_OPTION_HELP R"(  --memory-budget SIZE   bytes one rank may hold at the step's peak, as
-                         zero-memory-report predicts it (40000000, 40MB,
-                         38MiB): zero-remat recomputes forward values in the
-                         backward pass (fewest FLOPs per byte first) until
-                         the step fits, and prefetches that would exceed it
-                         start later; a step that cannot fit does not
-                         compile (the error says by how much)
-  --cache-dir DIR        where compiled steps are kept, keyed by the module,
+)";
+
+/// zero-run's own flags after the shared ones (CompileFlags.h).
+constexpr const char *kUsageTail =
+    R"(  --cache-dir DIR        where compiled steps are kept, keyed by the module,
                          these options and the compiler (default:
                          $ZERO_CACHE_DIR, else $XDG_CACHE_HOME/zero-mlir,
                          else ~/.cache/zero-mlir)
@@ -99,20 +70,10 @@ Compilation:
 struct RunOptions {
   std::string input = "-";
   bool haveInput = false;
-  std::optional<int64_t> stage;
-  int64_t accumulate = 1;
-  unsigned optLevel = 2;
-  std::string targetCpu = "host";
-  std::string target = "cpu";
-  bool gemmToRuntime = true;
-  bool schedule = true;
-  std::string linkModel, simLink, offload;
-  double gemmGflops = mlir::zero::CompileOptions().gemmGflops,
-         vectorGflops = mlir::zero::CompileOptions().vectorGflops,
-         memoryGbps = mlir::zero::CompileOptions().memoryGbps;
-  int64_t memoryBudget = 0;
-  int64_t bucketBytes = mlir::zero::CompileOptions().bucketBytes;
-  bool bucketBytesGiven = false;
+  /// The flags zero-compile takes too, and the CompileOptions they set.
+  CompileFlags flags;
+  /// The driver's --sim-link and --offload, which compilation reads too.
+  std::string simLink, offload;
   std::string cacheDir;
   bool noCache = false;
   bool help = false;
@@ -158,63 +119,20 @@ RunOptions parseOptions(int argc, char **argv) {
     llvm::StringRef name = arg.drop_while([](char c) { return c == '-'; });
     auto [key, inlineValue] = name.split('=');
     bool hasInline = name.contains('=');
-    auto integer = [&](unsigned max) -> unsigned {
-      std::string v = value(i, key, inlineValue, hasInline);
-      unsigned n;
-      if (llvm::StringRef(v).getAsInteger(10, n) || n > max)
-        failAll("option '--" + key + "' expects 0 to " + llvm::Twine(max) +
-             ", got '" + v + "'");
-      return n;
-    };
     auto flag = [&]() {
       if (hasInline)
         failAll("option '--" + key + "' takes no value");
     };
     if (key == "h" || key == "help") {
       opts.help = true;
-    } else if (key == "stage") {
-      opts.stage = integer(3);
-    } else if (key == "accumulate") {
-      opts.accumulate = integer(1u << 20);
-      if (opts.accumulate < 1)
-        failAll("option '--accumulate' expects at least 1 micro-batch per step");
-    } else if (key == "opt-level") {
-      opts.optLevel = integer(3);
-    } else if (key == "target-cpu") {
-      opts.targetCpu = value(i, key, inlineValue, hasInline);
-    } else if (key == "target") {
-      opts.target = value(i, key, inlineValue, hasInline);
-      if (opts.target != "cpu" && opts.target != "cuda")
-        failAll("option '--target' expects cpu or cuda, got '" + opts.target +
-             "'");
-    } else if (key == "no-gemm-runtime") {
-      flag();
-      opts.gemmToRuntime = false;
-    } else if (key == "no-schedule") {
-      flag();
-      opts.schedule = false;
-    } else if (key == "link-model") {
-      opts.linkModel = value(i, key, inlineValue, hasInline);
-    } else if (key == "compute-model") {
-      std::string error;
-      if (!::zero::driver::parseComputeSpec(
-              value(i, key, inlineValue, hasInline), opts.gemmGflops,
-              opts.vectorGflops, opts.memoryGbps, error))
-        failAll(error);
-    } else if (key == "bucket-bytes") {
-      llvm::Expected<int64_t> bytes = mlir::zero::parseBucketBytesOption(
-          value(i, key, inlineValue, hasInline));
-      if (!bytes)
-        failAll(llvm::toString(bytes.takeError()));
-      opts.bucketBytes = *bytes;
-      opts.bucketBytesGiven = true;
-    } else if (key == "memory-budget") {
-      std::string v = value(i, key, inlineValue, hasInline);
-      std::optional<int64_t> bytes = mlir::zero::parseByteSize(v);
-      if (!bytes || *bytes == 0)
-        failAll("option '--memory-budget' expects a positive byte count such "
-             "as 40000000, 40MB or 38MiB, got '" + v + "'");
-      opts.memoryBudget = *bytes;
+    } else if (const CompileFlag *shared = CompileFlags::lookup(key)) {
+      if (!shared->takesValue())
+        flag();
+      if (llvm::Error error = opts.flags.set(
+              *shared, shared->takesValue()
+                           ? value(i, key, inlineValue, hasInline)
+                           : ""))
+        failAll(llvm::toString(std::move(error)));
     } else if (key == "cache-dir") {
       opts.cacheDir = value(i, key, inlineValue, hasInline);
       if (opts.cacheDir.empty())
@@ -382,56 +300,33 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerZeroPassesAndPipelines();
   RunOptions opts = parseOptions(argc, argv);
-  std::string usage = std::string(kUsage) + zrt_driver_usage();
+  std::string usage = kUsageHead + CompileFlags::help() + kUsageTail +
+                      zrt_driver_usage();
   if (opts.help) {
     llvm::outs() << usage;
     return 0;
   }
-  char error[512];
+  char argsError[512];
   if (zrt_driver_check_args(static_cast<int>(opts.forwarded.size()),
-                            opts.forwarded.data(), error, sizeof error) != 0)
-    failAll(error);
+                            opts.forwarded.data(), argsError,
+                            sizeof argsError) != 0)
+    failAll(argsError);
 
   const int world = zrt_world_size(), rank = zrt_world_rank();
-  CompileOptions options;
-  options.stage = opts.stage;
-  options.worldSize = world;
-  options.accumulate = opts.accumulate;
-  options.gemmToRuntime = opts.gemmToRuntime;
-  options.schedule = opts.schedule;
-  options.memoryBudget = opts.memoryBudget;
-  if (opts.bucketBytesGiven && !opts.schedule)
-    failAll("--bucket-bytes sizes zero-schedule's buckets, and --no-schedule "
-         "leaves the collectives unscheduled: drop one of the two");
-  options.bucketBytes = opts.bucketBytes;
+  if (llvm::Error error = opts.flags.check())
+    failAll(llvm::toString(std::move(error)));
   if (!opts.offload.empty()) {
-    ::zero::driver::OffloadSpec offload;
-    std::string message;
-    if (!::zero::driver::parseOffloadSpec(opts.offload, offload, message))
-      failAll(message);
-    options.offloadOptimizer = offload.optimizer;
-    options.offloadParams = offload.params;
+    // The driver opens the directory.
+    std::string nvmeDir;
+    if (llvm::Error error = opts.flags.setPlacements(opts.offload, nvmeDir))
+      failAll(llvm::toString(std::move(error)));
   }
   // The cost model's link: --link-model, else the link the run simulates.
-  if (const std::string &spec =
-          opts.linkModel.empty() ? opts.simLink : opts.linkModel;
-      !spec.empty()) {
-    double gbps = 0, latencyUs = 0;
-    std::string message;
-    if (!::zero::driver::parseLinkSpec(
-            spec, gbps, latencyUs, message,
-            opts.linkModel.empty() ? "--sim-link" : "--link-model"))
-      failAll(message);
-    // An infinitely fast link: collectives cost their latency.
-    options.linkGbps = std::isinf(gbps) ? 1e9 : gbps;
-    options.linkLatencyUs = latencyUs;
-  }
-  options.gemmGflops = opts.gemmGflops;
-  options.vectorGflops = opts.vectorGflops;
-  options.memoryGbps = opts.memoryGbps;
-  options.object.optLevel = opts.optLevel;
-  options.object.cpu = opts.targetCpu;
-  options.target = opts.target;
+  if (!opts.flags.given("link-model") && !opts.simLink.empty())
+    if (llvm::Error error = opts.flags.setLink(opts.simLink, "--sim-link"))
+      failAll(llvm::toString(std::move(error)));
+  CompileOptions options = opts.flags.options;
+  options.pipeline.partition.worldSize = world;
 
   // Rank 0 compiles; the others wait (sleeping) for the object's size, then
   // for its bytes. Size 0 says that compilation failed.

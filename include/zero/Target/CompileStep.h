@@ -2,29 +2,30 @@
 //
 // zero-run and zero-compile compile a step the same way: find out which form
 // the module is in (a training-step contract, a module zero-partition already
-// rewrote, or one already lowered with its step ABI), run the registered
-// pipeline that form needs (zero-train-pipeline or zero-lower-cpu), and emit
-// an object file (ObjectFile.h).
+// rewrote, or one already lowered with its step ABI), build the pipeline that
+// form needs from typed options (the builders of Pipelines.h, which
+// zero-train-pipeline and zero-lower-cpu run too), run it, and emit an object
+// file (ObjectFile.h). CompileFlags.h parses the tools' flags into the
+// options.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZERO_TARGET_COMPILESTEP_H
 #define ZERO_TARGET_COMPILESTEP_H
 
+#include "zero/Conversion/Pipelines.h"
 #include "zero/Target/ObjectFile.h"
-#include "zero/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
-
-#include <optional>
 #include <string>
 
 namespace mlir::zero {
@@ -88,100 +89,44 @@ private:
   std::unique_ptr<OneLineDiagnosticHandler> handler;
 };
 
-/// The pipeline compileStep runs on `module` (empty: none), printed with
-/// every option of every pass spelled out: what a cache of compiled steps
-/// keys a build by, so that a pass option added later changes the key
-/// without anyone listing it.
-llvm::Expected<std::string> printedPipeline(ModuleOp module,
-                                            const struct CompileOptions &options);
-
 /// Classifies `module`.
 StepInfo inspectStep(ModuleOp module);
 
-/// The --target option's help, as zero-compile and zero-run print it (a
-/// string literal, so it joins their usage texts).
-#define ZERO_TARGET_OPTION_HELP                                                \
-  "  --target cpu|cuda      what the step runs on (default cpu): cuda lowers\n" \
-  "                         loop nests to GPU kernels (NVVM, sm_90 by "      \
-  "default)\n"                                                               \
-  "                         and runs them, cuBLASLt GEMMs and copies on one\n" \
-  "                         device, on one rank (NCCL collectives are not "  \
-  "built\n"                                                                  \
-  "                         yet); the CUDA driver and cuBLASLt are found at " \
-  "run\n"                                                                    \
-  "                         time (LD_LIBRARY_PATH)\n"
-
-/// --compute-model's help, the same in zero-compile and zero-run.
-#define ZERO_COMPUTE_MODEL_OPTION_HELP                                         \
-  "  --compute-model gemm=G,vector=V,memory=M\n"                              \
-  "                         the compute rates of one rank zero-schedule's\n"   \
-  "                         cost model assumes: GEMMs at G GFLOP/s, other\n"   \
-  "                         linalg ops at V GFLOP/s plus their bytes at M\n"   \
-  "                         GB/s (default gemm=100,vector=16,memory=20; any\n" \
-  "                         part may be left out). Fit them to the machine\n"  \
-  "                         from a run's --stats-json as bench/overlap.py\n"   \
-  "                         does (docs/zero-form.md, \"The cost model\")\n"
-
-/// --bucket-bytes' help, the same in zero-compile and zero-run.
-#define ZERO_BUCKET_BYTES_OPTION_HELP                                          \
-  "  --bucket-bytes SIZE    zero-schedule merges consecutive all-gathers,\n"   \
-  "                         reduce-scatters and all-reduces smaller than\n"   \
-  "                         SIZE (full-size bytes: 65536, 256KiB, 1MB) into\n" \
-  "                         buckets of at most SIZE: one latency and one\n"    \
-  "                         hand-off to the communication thread each\n"      \
-  "                         (default 65536; 0: no buckets). Results are\n"    \
-  "                         bit-identical for every SIZE\n"
-
+/// What compileStep compiles with: the passes' options and the code
+/// generator's. Every option of a pass has its Passes.td default (the
+/// generated options structs inside TrainOptions); CompileFlags.h sets
+/// them from zero-run's and zero-compile's flags.
 struct CompileOptions {
-  /// Contract modules: partition for this stage (0-3); none: lower the
-  /// contract functions as they are on one rank, stage 0 on more.
-  std::optional<int64_t> stage;
-  /// The number of ranks the step runs on.
-  int64_t worldSize = 1;
-  /// Micro-batches per step (zero-partition's accumulate; contract modules).
-  int64_t accumulate = 1;
-  bool gemmToRuntime = true;
-  /// zero-schedule, with its cost model's link (GB/s, microseconds).
-  bool schedule = true;
-  /// zero-schedule's defaults (Passes.td, the one place they are written).
-  double linkGbps = ZeroSchedulePassOptions().linkGbps;
-  double linkLatencyUs = ZeroSchedulePassOptions().linkLatencyUs;
-  /// The cost model's compute rates of one rank (zero-schedule's
-  /// gemm-gflops, vector-gflops, memory-gbps).
-  double gemmGflops = ZeroSchedulePassOptions().gemmGflops,
-         vectorGflops = ZeroSchedulePassOptions().vectorGflops,
-         memoryGbps = ZeroSchedulePassOptions().memoryGbps;
-  /// zero-schedule's memory budget in bytes per rank (0: none).
-  int64_t memoryBudget = 0;
-  /// zero-schedule's bucket-bytes: collectives smaller than this merge
-  /// into buckets of at most this many bytes (0: no buckets).
-  int64_t bucketBytes = ZeroSchedulePassOptions().bucketBytes;
-  /// zero-offload's placements: "device", "host" or "nvme".
-  std::string offloadOptimizer = "device", offloadParams = "device";
-  /// What the step is lowered for: "cpu" or "cuda" (zero-lower's target;
-  /// the step's descriptor then names the runtime backend that runs it).
-  std::string target = "cpu";
+  /// zero-partition's world-size (the ranks the step runs on), stage and
+  /// accumulate; zero-schedule (whether it runs, its cost model and
+  /// buckets); the memory budget; zero-offload's placements; the lowering
+  /// and its target (whose step descriptor then names the runtime backend
+  /// that runs it).
+  TrainOptions pipeline;
+  /// Whether a stage was asked for: a contract module without one is
+  /// lowered as it is on one rank (its contract functions, unpartitioned)
+  /// and partitioned at `pipeline.partition.stage` on more.
+  bool stageGiven = false;
   ObjectOptions object;
 };
 
-/// --bucket-bytes' value in zero-compile and zero-run: a byte count (0: no
-/// buckets), or the one-line error naming the option.
-llvm::Expected<int64_t> parseBucketBytesOption(llvm::StringRef text);
+/// Adds to `pm` the passes compileStep runs on a module of `info`'s form:
+/// buildTrainPipeline for a contract (zero-verify and the lowering alone
+/// for one rank without a stage), buildPartitionedStepPipeline for a
+/// partitioned module, none for a lowered one. The error names a mismatch
+/// (a module partitioned for other ranks or another stage, options a form
+/// cannot take).
+llvm::Error buildStepPipeline(OpPassManager &pm, const StepInfo &info,
+                              const CompileOptions &options);
 
-/// `value` as text that parses back to the same double ("%.17g";
-/// "inf" for infinity): for pass options in textual pipelines and for cache
-/// keys. llvm::formatv's default for a double keeps 2 decimals, which made
-/// a 0.150197 GB/s link reach zero-schedule as 0.15.
-std::string exactNumber(double value);
+/// The pipeline compileStep runs on `module` (buildStepPipeline's; empty:
+/// none), printed with every option of every pass spelled out: what a cache
+/// of compiled steps keys a build by, so that a pass option added later
+/// changes the key without anyone listing it.
+llvm::Expected<std::string> printedPipeline(ModuleOp module,
+                                            const CompileOptions &options);
 
-/// The textual pipeline `compileStep` runs on a module of `info`'s form, as
-/// passes on the module without the `builtin.module(...)` anchor (empty for
-/// a lowered module), or an error naming the mismatch (a module
-/// partitioned for other ranks or another stage).
-llvm::Expected<std::string> pipelineFor(const StepInfo &info,
-                                        const CompileOptions &options);
-
-/// Lowers `module` in place with `pipelineFor`'s pipeline and emits its
+/// Lowers `module` in place with buildStepPipeline's passes and emits its
 /// object file. Diagnostics of the passes go to the context's handler; the
 /// error is one line.
 llvm::Expected<std::string> compileStep(ModuleOp module,
