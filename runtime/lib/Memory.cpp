@@ -23,7 +23,7 @@
 
 #include "RuntimeInternal.h"
 
-#include "Comm.h"
+#include "comm/Comm.h"
 
 #include <algorithm>
 #include <atomic>

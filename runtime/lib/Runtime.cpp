@@ -15,8 +15,8 @@
 
 #include "RuntimeInternal.h"
 
-#include "Comm.h"
-#include "CommQueue.h"
+#include "comm/Comm.h"
+#include "comm/CommQueue.h"
 #include "Nvme.h"
 #include "ThreadPool.h"
 

@@ -29,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommInternal.h"
+#include "comm/CommInternal.h"
 
 #include "zero/runtime.h"
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaSymbols.h"
+#include "backends/cuda/CudaSymbols.h"
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_COMM_H
-#define ZERO_RUNTIME_LIB_COMM_H
+#ifndef ZERO_RUNTIME_LIB_COMM_COMM_H
+#define ZERO_RUNTIME_LIB_COMM_COMM_H
 
 #include "Backend.h"
 
@@ -114,4 +114,4 @@ std::size_t setBucketBytes(std::size_t bytes);
 } // namespace comm
 } // namespace zero::runtime
 
-#endif // ZERO_RUNTIME_LIB_COMM_H
+#endif // ZERO_RUNTIME_LIB_COMM_COMM_H

@@ -16,13 +16,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "SegmentArena.h"
+#include "backends/cuda/SegmentArena.h"
 #include "ThreadPool.h"
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include "CudaContext.h"
-#include "Nccl.h"
+#include "backends/cuda/CudaContext.h"
+#include "comm/nccl/Nccl.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -15,10 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_NCCL_H
-#define ZERO_RUNTIME_LIB_NCCL_H
+#ifndef ZERO_RUNTIME_LIB_COMM_NCCL_NCCL_H
+#define ZERO_RUNTIME_LIB_COMM_NCCL_NCCL_H
 
-#include "CudaContext.h"
+#include "backends/cuda/CudaContext.h"
 
 #ifdef ZERO_RUNTIME_HAVE_NCCL
 
@@ -69,4 +69,4 @@ private:
 
 #endif // ZERO_RUNTIME_HAVE_NCCL
 
-#endif // ZERO_RUNTIME_LIB_NCCL_H
+#endif // ZERO_RUNTIME_LIB_COMM_NCCL_NCCL_H

@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_CUDACONTEXT_H
-#define ZERO_RUNTIME_LIB_CUDACONTEXT_H
+#ifndef ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDACONTEXT_H
+#define ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDACONTEXT_H
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
 #include "Backend.h"
-#include "CudaSymbols.h"
+#include "backends/cuda/CudaSymbols.h"
 
 #include <string>
 
@@ -69,4 +69,4 @@ private:
 
 #endif // ZERO_RUNTIME_HAVE_CUDA
 
-#endif // ZERO_RUNTIME_LIB_CUDACONTEXT_H
+#endif // ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDACONTEXT_H

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Nccl.h"
+#include "comm/nccl/Nccl.h"
 
 #ifdef ZERO_RUNTIME_HAVE_NCCL
 

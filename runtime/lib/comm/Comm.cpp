@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommInternal.h"
+#include "comm/CommInternal.h"
 
 #include <algorithm>
 #include <atomic>

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #define ZERO_MPI_NO_REDIRECT
-#include "Mpi.h"
+#include "comm/mpi/Mpi.h"
 
 #include "Backend.h"
 

@@ -8,13 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_COMMINTERNAL_H
-#define ZERO_RUNTIME_LIB_COMMINTERNAL_H
+#ifndef ZERO_RUNTIME_LIB_COMM_COMMINTERNAL_H
+#define ZERO_RUNTIME_LIB_COMM_COMMINTERNAL_H
 
-#include "Comm.h"
+#include "comm/Comm.h"
 
 // MPI through a table filled at run time (a world of one never opens it).
-#include "Mpi.h"
+#include "comm/mpi/Mpi.h"
 
 #include <atomic>
 #include <cstdint>
@@ -91,4 +91,4 @@ void runOnDevice(World &w, Backend &b, const DeviceCollective &c);
 
 } // namespace zero::runtime::comm
 
-#endif // ZERO_RUNTIME_LIB_COMMINTERNAL_H
+#endif // ZERO_RUNTIME_LIB_COMM_COMMINTERNAL_H
