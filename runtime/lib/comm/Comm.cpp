@@ -344,21 +344,22 @@ Backend *deviceFor(int N) {
 namespace {
 
 /// The mark of the compute stream the next device collective on this
-/// thread waits for (Backend::markCompute; -1: none).
+/// thread waits for (Communicator::markCompute; -1: none).
 thread_local int64_t startMark = -1;
 
 } // namespace
 
-void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
+void runOnDevice(World &w, Backend &b, const CollectiveArgs &c) {
+  Communicator &communicator = *b.communicator;
   int64_t mark = startMark;
   startMark = -1;
   const int N = w.size.load();
   if (w.device != &b) {
     if (w.device)
-      throw Error(std::string("device collectives of backend '") + b.name() +
-                  "' after those of '" + w.device->name() +
+      throw Error(std::string("device collectives of backend '") + b.name +
+                  "' after those of '" + w.device->name +
                   "': one communicator a world (zrt_shutdown first)");
-    b.openCollectives(w.rank.load(), N, [&](void *data, std::size_t bytes) {
+    communicator.open(w.rank.load(), N, [&](void *data, std::size_t bytes) {
       if (N == 1)
         return;
       MPI_Request request;
@@ -369,16 +370,16 @@ void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
     });
     w.device = &b;
   }
-  int64_t handle = b.collectiveStart(c, mark);
+  int64_t handle = communicator.start(c, mark);
   const double timeout = commTimeout.load();
   Clock::time_point start = Clock::now();
   useconds_t sleep = 50;
-  while (!b.collectiveDone(handle)) {
+  while (!communicator.done(handle)) {
     double waited = secondsSince(start);
     if (N > 1 && waited > 0.1)
       answerQueries(w);
     if (timeout > 0 && waited > timeout) {
-      b.abortCollectives();
+      communicator.abort();
       if (N == 1) {
         char line[160];
         std::snprintf(line, sizeof line,
@@ -422,7 +423,7 @@ void finalizeWorld() {
   // Every collective has completed (the runtime waited for its started
   // ones): the device communicator goes before the MPI that made it.
   if (Backend *device = std::exchange(w.device, nullptr))
-    device->closeCollectives();
+    device->communicator->close();
   if (!mpi)
     return;
   MPI_Comm comm = w.comm, control = w.control;

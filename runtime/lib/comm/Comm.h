@@ -39,8 +39,8 @@ void copyRuntimeBuffer(void *dst, const void *src, std::size_t bytes);
 /// collectives read and write.
 bool runtimeBuffersOnHost();
 /// The selected backend, for collectives of its memory over `ranks` ranks
-/// (its device collectives), or null where its buffers are host memory.
-/// Throws Error when it has no device collectives.
+/// (on its communicator), or null where its buffers are host memory.
+/// Throws Error when it has no communicator.
 Backend *deviceCollectives(int ranks);
 
 namespace comm {
@@ -97,11 +97,11 @@ void broadcast(void *data, std::size_t bytes, int root);
 /// seconds (<= 0: none). Returns the previous value.
 double setTimeout(double seconds);
 
-/// Whether a collective runs through the backend's device collectives
-/// (Backend::collectiveStart): its buffers are device memory and the world
+/// Whether a collective runs on the backend's communicator
+/// (Backend::communicator): its buffers are device memory and the world
 /// has more than one rank. Sets the world up if needed.
 bool onDeviceCollectives();
-/// The mark of the compute stream (Backend::markCompute, taken when the
+/// The mark of the compute stream (Communicator::markCompute, taken when the
 /// collective was started) the next collective run on this thread waits
 /// for; consumed by it.
 void setStartMark(int64_t mark);

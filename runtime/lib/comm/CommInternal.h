@@ -73,7 +73,7 @@ void waitFor(World &w, MPI_Request &request, const char *what);
 /// Test hook: a world of one runs the collectives of device memory
 /// through the backend's device collectives (NCCL with one rank) instead
 /// of copying, which is the only way a machine with one GPU runs that path
-/// (unittests/RuntimeCudaTest.cpp).
+/// (runtime/test/RuntimeCudaTest.cpp).
 bool deviceWorldOfOne();
 
 /// The backend whose device collectives a collective over `N` ranks runs
@@ -87,7 +87,7 @@ Backend *deviceFor(int N);
 /// over MPI. Waited for here with the deadline of every collective: past
 /// it, the communicator is aborted and the job ends as timedOut ends it.
 /// The caller holds w.mutex.
-void runOnDevice(World &w, Backend &b, const DeviceCollective &c);
+void runOnDevice(World &w, Backend &b, const CollectiveArgs &c);
 
 } // namespace zero::runtime::comm
 

@@ -1,10 +1,11 @@
 //===- CudaContext.h - The CUDA backend's context ---------------*- C++ -*-===//
 //
-// What the CUDA backend (CudaBackend.cpp) and its NCCL collectives
-// (Nccl.cpp) share: the driver's entry points, the one context they make
-// current on each thread that calls them, the compute stream every use of
-// device memory is ordered on, and the driver's errors as messages. The
-// backend fills it when it opens the driver.
+// What the CUDA backend's parts share: its compute (CudaBackend.cpp), its
+// memory (CudaMemory.cpp) and its NCCL communicator (comm/nccl/Nccl.cpp):
+// the driver's entry points, the one context they make current on each
+// thread that calls them, the compute stream every use of device memory is
+// ordered on, and the driver's errors as messages. The backend fills it when
+// it opens the driver.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +14,7 @@
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include "Backend.h"
+#include "Types.h"
 #include "backends/cuda/CudaSymbols.h"
 
 #include <string>
@@ -46,6 +47,11 @@ public:
       check(cu.cuCtxSetCurrent_(context), "cuCtxSetCurrent");
       currentOn = this;
     }
+  }
+
+  /// A pointer to device memory as the driver takes it.
+  static CUdeviceptr device(const void *ptr) {
+    return reinterpret_cast<CUdeviceptr>(ptr);
   }
 
   bool makeCurrentNoThrow() noexcept {

@@ -8,7 +8,7 @@
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include "Backend.h"
+#include "Types.h"
 
 #include <dlfcn.h>
 

@@ -10,7 +10,7 @@
 #define ZERO_MPI_NO_REDIRECT
 #include "comm/mpi/Mpi.h"
 
-#include "Backend.h"
+#include "Types.h"
 
 #include <dlfcn.h>
 

@@ -373,8 +373,8 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
   }
   if (device) {
     runOnDevice(w, *device,
-                {DeviceCollective::Kind::AllReduce, dtypeOf<T>(),
-                 op == Op::Max, in, out, count});
+                {CollectiveArgs::Kind::AllReduce, dtypeOf<T>(), op == Op::Max,
+                 in, out, count});
     return zrt_collective_bytes_sent(ZRT_ALL_REDUCE, N, count, sizeof(T));
   }
   const MPI_Datatype element = mpiType<T>();
@@ -466,8 +466,8 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
   }
   if (device) {
     runOnDevice(w, *device,
-                {DeviceCollective::Kind::ReduceScatter, dtypeOf<T>(), false,
-                 in, out, count});
+                {CollectiveArgs::Kind::ReduceScatter, dtypeOf<T>(), false, in,
+                 out, count});
     return zrt_collective_bytes_sent(ZRT_REDUCE_SCATTER, N, count, sizeof(T));
   }
   const MPI_Datatype element = mpiType<T>();
@@ -510,9 +510,9 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
     return 0;
   }
   if (device) {
-    runOnDevice(w, *device,
-                {DeviceCollective::Kind::AllGather, dtypeOf<T>(), false, in,
-                 out, count});
+    runOnDevice(
+        w, *device,
+        {CollectiveArgs::Kind::AllGather, dtypeOf<T>(), false, in, out, count});
     return zrt_collective_bytes_sent(ZRT_ALL_GATHER, N, count, sizeof(T));
   }
   const MPI_Datatype element = mpiType<T>();

@@ -1,16 +1,17 @@
-//===- Nccl.h - The CUDA backend's collectives ------------------*- C++ -*-===//
+//===- Nccl.h - The CUDA backend's communicator -----------------*- C++ -*-===//
 //
 // Collectives over several ranks of the CUDA backend's device memory: NCCL
-// on a communication stream of its own. A collective waits for an event of
-// the compute stream taken when it was started (markCompute), so it
-// overlaps the compute work queued after its start; its completion is an
+// on a communication stream of its own, behind the Communicator interface
+// (Communicator.h says what each member does). A collective waits for an
+// event of the compute stream taken when it was started (markCompute), so
+// it overlaps the compute work queued after its start; its completion is an
 // event of the communication stream that the thread running it polls
-// (collectiveDone), with the deadline Comm.cpp keeps. Compute work after
-// the collective's wait is queued only once that event has completed, so it
+// (done), with the deadline comm/Comm.cpp keeps. Compute work after the
+// collective's wait is queued only once that event has completed, so it
 // needs no event.
 //
-// The members are the Backend's device collectives (Backend.h says what
-// each does), which CudaBackend forwards here. Only built where the CUDA
+// The CUDA backend (backends/cuda/CudaBackend.cpp) makes one on its context
+// and hands it out as its Backend::communicator. Only built where the CUDA
 // headers have nccl.h (ZERO_RUNTIME_HAVE_NCCL).
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +19,7 @@
 #ifndef ZERO_RUNTIME_LIB_COMM_NCCL_NCCL_H
 #define ZERO_RUNTIME_LIB_COMM_NCCL_NCCL_H
 
+#include "Communicator.h"
 #include "backends/cuda/CudaContext.h"
 
 #ifdef ZERO_RUNTIME_HAVE_NCCL
@@ -31,20 +33,19 @@
 
 namespace zero::runtime {
 
-class NcclCollectives {
+class NcclCommunicator final : public Communicator {
 public:
-  /// The collectives of the backend whose context is `cuda`.
-  explicit NcclCollectives(CudaContext &cuda) : cuda(cuda) {}
+  /// The communicator of the backend whose context is `cuda`.
+  explicit NcclCommunicator(CudaContext &cuda) : cuda(cuda) {}
 
-  void
-  openCollectives(int rank, int size,
-                  const std::function<void(void *, std::size_t)> &broadcast);
-  int64_t markCompute();
-  void dropMark(int64_t mark) noexcept;
-  int64_t collectiveStart(const DeviceCollective &c, int64_t mark);
-  bool collectiveDone(int64_t handle);
-  void abortCollectives() noexcept;
-  void closeCollectives();
+  void open(int rank, int size,
+            const std::function<void(void *, std::size_t)> &broadcast) override;
+  int64_t markCompute() override;
+  void dropMark(int64_t mark) noexcept override;
+  int64_t start(const CollectiveArgs &c, int64_t mark) override;
+  bool done(int64_t handle) override;
+  void abort() noexcept override;
+  void close() override;
 
 private:
   /// A slot of commEvents, reused or new; the caller holds ncclMutex.
