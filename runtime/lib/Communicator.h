@@ -2,12 +2,15 @@
 //
 // The third of the runtime's three interfaces (Backend.h): the collectives
 // of one kind of memory across the world's ranks, started and then polled.
-// NCCL's implements it for the CUDA backend's device memory
-// (comm/nccl/Nccl.h: a communication stream ordered after the compute
-// stream by events). comm/Comm.cpp makes the communicator on the first
-// collective that needs it, starts each collective, waits for it with the
-// world's deadline and aborts the communicator past it; it calls these
-// with the world's lock held, on the thread that runs the collective.
+// Two implement it: MPI's, for host memory (comm/mpi/MpiCollectives.cpp: in
+// a fixed reduction order, each collective complete when start() returns),
+// and NCCL's, for the CUDA backend's device memory (comm/nccl/Nccl.h: a
+// communication stream ordered after the compute stream by events).
+// comm/Dispatch.cpp chooses one for each collective; comm/Comm.cpp makes a
+// backend's on the first collective that needs it, starts each collective,
+// waits for it with the world's deadline and aborts the communicator past
+// it. They call these with the world's lock held, on the thread that runs
+// the collective.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,15 +47,17 @@ public:
 
   /// Makes the communicator of rank `rank` of `size`, once per world:
   /// `broadcast` sends `bytes` at `data` from rank 0 to every rank (the
-  /// world's MPI). Throws Error with one line.
-  virtual void
-  open(int rank, int size,
-       const std::function<void(void *data, std::size_t bytes)> &broadcast) = 0;
+  /// world's MPI). Throws Error with one line. MPI's communicator is the
+  /// world's own, made with it: nothing to do.
+  virtual void open(int /*rank*/, int /*size*/,
+                    const std::function<void(void *data, std::size_t bytes)>
+                        & /*broadcast*/) {}
 
   /// A point in the compute stream's order, for start(): taken when a
   /// collective is started, so that it runs after the work queued before
   /// the start and not after what was queued before the communication
-  /// thread got to it. -1 where there is no compute stream to follow.
+  /// thread got to it. -1 where there is no compute stream to follow (host
+  /// memory, which the caller has finished writing when it starts one).
   virtual int64_t markCompute() { return -1; }
 
   /// Gives back a mark no collective consumed. Never throws.
@@ -73,8 +78,9 @@ public:
 
   /// Frees the communicator at the end of a run, every collective on it
   /// completed (zrt_shutdown, before MPI is finalized); the next open()
-  /// makes a new one. Throws Error with one line.
-  virtual void close() = 0;
+  /// makes a new one. Throws Error with one line. MPI's is freed with the
+  /// world: nothing to do.
+  virtual void close() {}
 };
 
 } // namespace zero::runtime

@@ -2,10 +2,11 @@
 //
 // The world of data-parallel ranks on MPI, or the process alone: its set-up
 // and shutdown, the waits for a collective with a deadline, the report that
-// ends a job whose rank stalled, and the collectives of device memory, which
-// the backend runs (NCCL) and this file waits for. The collectives on MPI,
-// in their fixed reduction order, are MpiCollectives.cpp's; what the two
-// share is CommInternal.h.
+// ends a job whose rank stalled, and a collective started on a Communicator
+// and waited for: MPI's, or the backend's (NCCL), which is made here on its
+// first collective. Which one runs a collective is Dispatch.cpp's choice;
+// the collectives on MPI, in their fixed reduction order, are
+// mpi/MpiCollectives.cpp's; what the three share is CommInternal.h.
 //
 // Every MPI call is made under the world's mutex (MPI is initialized with
 // MPI_THREAD_SERIALIZED), on a duplicate of MPI_COMM_WORLD with
@@ -329,7 +330,7 @@ void waitFor(World &w, MPI_Request &request, const char *what) {
 }
 
 //===----------------------------------------------------------------------===//
-// Collectives of device memory
+// Collectives on a communicator
 //===----------------------------------------------------------------------===//
 
 bool deviceWorldOfOne() {
@@ -370,6 +371,12 @@ void runOnDevice(World &w, Backend &b, const CollectiveArgs &c) {
     });
     w.device = &b;
   }
+  runOn(w, communicator, c, mark);
+}
+
+void runOn(World &w, Communicator &communicator, const CollectiveArgs &c,
+           int64_t mark) {
+  const int N = w.size.load();
   int64_t handle = communicator.start(c, mark);
   const double timeout = commTimeout.load();
   Clock::time_point start = Clock::now();
@@ -380,6 +387,8 @@ void runOnDevice(World &w, Backend &b, const CollectiveArgs &c) {
       answerQueries(w);
     if (timeout > 0 && waited > timeout) {
       communicator.abort();
+      // Only a device's communicator leaves a collective to poll (MPI's
+      // completes it in start()): a world of one here is the test hook's.
       if (N == 1) {
         char line[160];
         std::snprintf(line, sizeof line,

@@ -4,8 +4,9 @@
 // collectives runtime.h declares. Functions throw zero::runtime::Error for
 // invalid arguments and MPI errors; the C ABI layer (Collectives.cpp) catches
 // them and counts nothing for failed calls. No MPI type appears here, so
-// only Comm.cpp (the world) and MpiCollectives.cpp (the collectives on MPI),
-// through CommInternal.h, include mpi.h.
+// only the comm layer's own files (Comm.cpp, the world; Dispatch.cpp, the
+// collectives' choice of communicator; mpi/MpiCollectives.cpp, the
+// collectives on MPI), through CommInternal.h, include mpi.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,8 +77,9 @@ int currentRank();
 
 enum class Op { Sum, Max };
 
-/// The collectives of runtime.h, on validated-in-here arguments. Each
-/// returns the bytes this rank sent by runtime.h's formulas.
+/// The collectives of runtime.h, on validated-in-here arguments
+/// (Dispatch.cpp). Each returns the bytes this rank sent by runtime.h's
+/// formulas.
 uint64_t allReduce(DType dtype, Op op, const void *in, void *out,
                    int64_t count);
 uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count);
