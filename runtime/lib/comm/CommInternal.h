@@ -72,9 +72,9 @@ void startCollective(World &w, const char *name);
 /// names the MPI call that posted it in error messages.
 void waitFor(World &w, MPI_Request &request, const char *what);
 
-/// Test hook: a world of one runs the collectives of device memory
-/// through the backend's device collectives (NCCL with one rank) instead
-/// of copying, which is the only way a machine with one GPU runs that path
+/// Test hook: a world of one runs the collectives of device memory on the
+/// backend's communicator (NCCL with one rank) instead of copying, which is
+/// the only way a machine with one GPU runs that path
 /// (runtime/test/RuntimeCudaTest.cpp).
 bool deviceWorldOfOne();
 
