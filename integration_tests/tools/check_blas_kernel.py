@@ -6,8 +6,9 @@
 
 --best-for-cpu: the kernel set is the most capable one this CPU's
 instruction sets allow (read from /proc/cpuinfo), the rule the runtime
-applies (runtime/lib/CpuBackend.cpp). --same-losses: the losses equal those
-of another run to 1e-5 relative (different kernels sum in other orders).
+applies (runtime/lib/backends/cpu/CpuBackend.cpp). --same-losses: the
+losses equal those of another run to 1e-5 relative (different kernels sum in
+other orders).
 Prints one line per check; exits 1 on the first failure.
 """
 import argparse

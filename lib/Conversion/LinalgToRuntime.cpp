@@ -149,8 +149,9 @@ linalg::GenericOp widenedInitOf(Value c, Operation *op) {
 }
 
 /// Whether the CUDA backend splits `op`'s reduction into chunks of K
-/// (CudaBackend's reductionChunk: K at least 16,384 and 4 x max(M, N)),
-/// accumulated into an f32 result: a bf16 result would be rounded by each.
+/// (reductionChunk in runtime/lib/backends/cuda/CudaBackend.cpp: K at least
+/// 16,384 and 4 x max(M, N)), accumulated into an f32 result: a bf16 result
+/// would be rounded by each.
 bool hasLongReduction(linalg::LinalgOp op, bool batched, Transposition t) {
   auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
   auto c = cast<MemRefType>(op.getDpsInits()[0].getType());

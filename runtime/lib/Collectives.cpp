@@ -17,8 +17,8 @@
 
 #include "RuntimeInternal.h"
 
-#include "Comm.h"
-#include "CommQueue.h"
+#include "comm/Comm.h"
+#include "comm/CommQueue.h"
 #include "Nvme.h"
 
 #include <algorithm>
@@ -158,7 +158,8 @@ std::string runCollective(const char *entry, zrt_collective kind,
   struct DropUnusedMark {
     ~DropUnusedMark() {
       if (int64_t mark = comm::takeStartMark(); mark >= 0)
-        backend().dropMark(mark);
+        if (Communicator *communicator = backend().communicator)
+          communicator->dropMark(mark);
     }
   } dropUnusedMark;
   if (guarded(entry, [&] {
@@ -218,7 +219,8 @@ int64_t startCollective(const char *entry, zrt_collective kind,
         // On device memory: the point of the compute stream the collective
         // waits for is now, not when the communication thread gets to it.
         if (comm::onDeviceCollectives())
-          mark = backend().markCompute();
+          if (Communicator *communicator = backend().communicator)
+            mark = communicator->markCompute();
       })) {
     reportFatal();
     return 0;
@@ -363,24 +365,24 @@ T scalarAllReduce(const char *entry, comm::Op op, T value) {
 
 void zero::runtime::copyRuntimeBuffer(void *dst, const void *src,
                                       std::size_t bytes) {
-  backend().copy(dst, src, bytes);
+  backend().compute.copy(dst, src, bytes);
 }
 
 bool zero::runtime::runtimeBuffersOnHost() {
-  return backend().hostAccessible();
+  return backend().deviceMemory.hostAccessible();
 }
 
 Backend *zero::runtime::deviceCollectives(int ranks) {
   Backend &b = backend();
-  if (b.hostAccessible())
+  if (b.deviceMemory.hostAccessible())
     return nullptr;
-  if (!b.hasDeviceCollectives())
+  if (!b.communicator)
     throw Error(format("collectives over %d ranks on the \"%s\" backend need "
                        "NCCL, and this zero-runtime was built without "
                        "nccl.h: rebuild it where the CUDA toolkit has NCCL, "
                        "run a target=cuda step on one rank, or compile it "
                        "for target=cpu",
-                       ranks, b.name()));
+                       ranks, b.name));
   return &b;
 }
 
@@ -419,7 +421,7 @@ void zrt_wait(int64_t request) {
     if (!guarded("zrt_wait", [&] {
           int64_t handle = request & ~kCopyRequestTag;
           if (handle != kNoCopy)
-            backend().copyWait(handle);
+            backend().compute.copyWait(handle);
         }))
       reportFatal();
     return;

@@ -77,6 +77,18 @@ KernelProfile &kernelProfile() {
   return *instance;
 }
 
+/// A backend's kernels; throws Error naming the backend where it runs none.
+Kernels &kernelsOf(const Backend &b) {
+  if (!b.kernels)
+    throw Error(format(
+        "this step was compiled for target=cuda, and the runtime's backend "
+        "is \"%s\", which runs no GPU kernels: run it with the \"cuda\" "
+        "backend (zrt_init(\"cuda\", ...); zero-run and compiled binaries "
+        "choose it from the step), or compile the step for target=cpu",
+        b.name));
+  return *b.kernels;
+}
+
 /// A kernel image recorded by mgpuModuleLoad (a global constructor, which
 /// runs before zrt_init chooses a device), loaded into the backend's
 /// context at its first mgpuModuleGetFunction. Generated code asks for the
@@ -85,7 +97,7 @@ struct KernelModule {
   const void *data;
   size_t size;
   std::mutex mutex;
-  Backend *loadedBy = nullptr;
+  Kernels *loadedBy = nullptr;
   void *loaded = nullptr;
   std::unordered_map<std::string, void *> functions;
 
@@ -94,17 +106,18 @@ struct KernelModule {
   void *function(const char *name) {
     Backend &b = backend();
     std::lock_guard<std::mutex> lock(mutex);
-    if (loadedBy != &b) {
+    if (!loadedBy || loadedBy != b.kernels) {
       if (!data)
         throw Error("the kernel module's image is NULL");
-      loaded = b.loadModule(data);
-      loadedBy = &b;
+      Kernels &k = kernelsOf(b);
+      loaded = k.loadModule(data);
+      loadedBy = &k;
       functions.clear();
     }
     auto it = functions.find(name);
     if (it != functions.end())
       return it->second;
-    void *f = b.moduleFunction(loaded, name);
+    void *f = loadedBy->moduleFunction(loaded, name);
     functions.emplace(name, f);
     kernelProfile().name(f, name);
     return f;
@@ -122,12 +135,12 @@ bool checkCopy(const void *dst, const void *src, int64_t bytes) {
 }
 
 /// One of the copy entry points: checks the arguments, then has the
-/// backend copy.
+/// backend's compute copy.
 void copyEntry(const char *name, void *dst, const void *src, int64_t bytes,
-               void (Backend::*copy)(void *, const void *, std::size_t)) {
+               void (Compute::*copy)(void *, const void *, std::size_t)) {
   if (!guarded(name, [&] {
         if (checkCopy(dst, src, bytes))
-          (backend().*copy)(dst, src, static_cast<size_t>(bytes));
+          (backend().compute.*copy)(dst, src, static_cast<size_t>(bytes));
       }))
     reportFatal();
 }
@@ -143,23 +156,23 @@ void zero::runtime::resetKernelProfile() { kernelProfile().reset(); }
 extern "C" {
 
 void zrt_copy_to_host(void *dst, const void *src, int64_t bytes) {
-  copyEntry("zrt_copy_to_host", dst, src, bytes, &Backend::copyToHost);
+  copyEntry("zrt_copy_to_host", dst, src, bytes, &Compute::copyToHost);
 }
 
 void zrt_copy_from_host(void *dst, const void *src, int64_t bytes) {
-  copyEntry("zrt_copy_from_host", dst, src, bytes, &Backend::copyFromHost);
+  copyEntry("zrt_copy_from_host", dst, src, bytes, &Compute::copyFromHost);
 }
 
 void zrt_copy(void *dst, const void *src, int64_t bytes) {
-  copyEntry("zrt_copy", dst, src, bytes, &Backend::copy);
+  copyEntry("zrt_copy", dst, src, bytes, &Compute::copy);
 }
 
 int64_t zrt_copy_start(const void *src, void *dst, int64_t bytes) {
   int64_t request = kCopyRequestTag | kNoCopy;
   if (!guarded("zrt_copy_start", [&] {
         if (checkCopy(dst, src, bytes))
-          request = kCopyRequestTag |
-                    backend().copyStart(dst, src, static_cast<size_t>(bytes));
+          request = kCopyRequestTag | backend().compute.copyStart(
+                                          dst, src, static_cast<size_t>(bytes));
       }))
     reportFatal();
   return request;
@@ -167,21 +180,22 @@ int64_t zrt_copy_start(const void *src, void *dst, int64_t bytes) {
 
 int zrt_host_accessible(void) {
   int result = 1;
-  if (!guarded("zrt_host_accessible",
-               [&] { result = backend().hostAccessible() ? 1 : 0; }))
+  if (!guarded("zrt_host_accessible", [&] {
+        result = backend().deviceMemory.hostAccessible() ? 1 : 0;
+      }))
     reportFatal();
   return result;
 }
 
 void zrt_synchronize(void) {
-  if (!guarded("zrt_synchronize", [] { backend().synchronize(); }))
+  if (!guarded("zrt_synchronize", [] { backend().compute.synchronize(); }))
     reportFatal();
 }
 
 int zrt_set_tf32(int enable) {
   int previous = 0;
   if (!guarded("zrt_set_tf32", [&] {
-        previous = backend().setTf32(enable != 0) ? 1 : 0;
+        previous = backend().compute.setTf32(enable != 0) ? 1 : 0;
       }))
     reportFatal();
   return previous;
@@ -189,7 +203,8 @@ int zrt_set_tf32(int enable) {
 
 void *zrt_gpu_stream(void) {
   void *stream = nullptr;
-  if (!guarded("zrt_gpu_stream", [&] { stream = backend().stream(); }))
+  if (!guarded("zrt_gpu_stream",
+               [&] { stream = kernelsOf(backend()).stream(); }))
     reportFatal();
   return stream;
 }
@@ -234,7 +249,8 @@ void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
   if (!guarded("mgpuLaunchKernel", [&] {
         Backend &b = backend();
         // A backend without kernels says so before anything else.
-        void *computeStream = b.stream();
+        Kernels &k = kernelsOf(b);
+        void *computeStream = k.stream();
         if (!function)
           throw Error("the kernel function is NULL");
         if (extra)
@@ -246,11 +262,11 @@ void mgpuLaunchKernel(void *function, intptr_t grid_x, intptr_t grid_y,
         const int64_t block[3] = {block_x, block_y, block_z};
         const bool sync = syncTiming.load(std::memory_order_relaxed);
         if (sync)
-          b.synchronize();
+          b.compute.synchronize();
         auto start = std::chrono::steady_clock::now();
-        b.launch(function, grid, block, shared_bytes, params);
+        k.launch(function, grid, block, shared_bytes, params);
         if (sync)
-          b.synchronize();
+          b.compute.synchronize();
         kernelProfile().record(
             function, std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)

@@ -9,7 +9,7 @@
 
 #include "RuntimeInternal.h"
 
-#include "Comm.h"
+#include "comm/Comm.h"
 
 #include <atomic>
 #include <cstdarg>

@@ -163,7 +163,7 @@ void gemm(DType dtype, GemmCall g, bool batched) {
   checkNonNegative("k", g.k);
   const bool sync = syncTiming.load(std::memory_order_relaxed);
   if (sync)
-    backend().synchronize();
+    backend().compute.synchronize();
   auto start = std::chrono::steady_clock::now();
   ShapeKey key{dtypeBytes(dtype), g.batch, g.m, g.n, g.k};
 
@@ -191,11 +191,11 @@ void gemm(DType dtype, GemmCall g, bool batched) {
     if (g.k == 0) {
       // linalg semantics with an empty reduction: C = beta * C, computed
       // here on the host.
-      if (!backend().hostAccessible())
+      if (!backend().deviceMemory.hostAccessible())
         throw Error(format("k = 0 (an empty reduction) is not supported on "
                            "the \"%s\" backend, whose memory the host cannot "
                            "scale",
-                           backend().name()));
+                           backend().name));
       if (dtype == DType::F32)
         scaleC<float>(g);
       else
@@ -209,18 +209,19 @@ void gemm(DType dtype, GemmCall g, bool batched) {
                     g.lda,    g.b,      g.ldb, g.beta, g.c,   g.ldc,
                     g.bf16C};
       if (g.batch == 1) {
-        backend().gemm(dtype, args);
+        backend().compute.gemm(dtype, args);
       } else {
         checkNonNegative("stride_a", g.strideA);
         checkNonNegative("stride_b", g.strideB);
-        backend().gemmBatched(dtype, BatchedGemmArgs{g.batch, args, g.strideA,
-                                                     g.strideB, g.strideC});
+        backend().compute.gemmBatched(
+            dtype,
+            BatchedGemmArgs{g.batch, args, g.strideA, g.strideB, g.strideC});
       }
     }
   }
 
   if (sync)
-    backend().synchronize();
+    backend().compute.synchronize();
   auto end = std::chrono::steady_clock::now();
   std::chrono::duration<double> elapsed = end - start;
   gemmCounters().record(key, elapsed.count());
@@ -241,7 +242,7 @@ void gemmBF16(GemmCall g, bool batched) {
     return gemm(DType::F32, g, batched);
   // A backend with a bf16 GEMM of its own (cuBLASLt) reads A and B as
   // they are.
-  if (backend().nativeBf16Gemm())
+  if (backend().compute.nativeBf16Gemm())
     return gemm(DType::BF16, g, batched);
   if (g.batch <= 1)
     g.strideA = g.strideB = 0;
@@ -297,7 +298,7 @@ void gemmBF16Result(GemmCall g, bool batched) {
     g.bf16C = true;
     return gemm(DType::BF16, g, batched);
   }
-  if (backend().nativeBf16Gemm()) {
+  if (backend().compute.nativeBf16Gemm()) {
     g.bf16C = true;
     return gemm(DType::BF16, g, batched);
   }
@@ -493,7 +494,7 @@ int zrt_get_gemm_backend(zrt_gemm_backend *out) {
                    if (!out)
                      throw Error("out is NULL");
                    std::lock_guard<std::mutex> lock(mutex);
-                   info = backend().gemmKernel();
+                   info = backend().compute.gemmKernel();
                    *out = zrt_gemm_backend{info.library.c_str(),
                                            info.kernel.c_str(),
                                            info.detected.c_str(),

@@ -11,9 +11,9 @@
 // not own, and the same table works for device memory, where a header cannot
 // be written from the host.
 //
-// Freed blocks are not returned to the backend but cached by size class and
-// handed out again (a caching allocator, as deep-learning frameworks have):
-// a training step frees and reallocates the same temporaries every step,
+// Freed blocks are not returned to their allocator but cached by size class
+// and handed out again (a caching allocator, as deep-learning frameworks
+// have): a training step frees and reallocates the same temporaries every step,
 // and going back to the system each time costs an mmap, a munmap and fresh
 // zeroed pages per block. The accounting still counts requested bytes of
 // live blocks; the cache has counters of its own (cached and reserved
@@ -23,7 +23,7 @@
 
 #include "RuntimeInternal.h"
 
-#include "Comm.h"
+#include "comm/Comm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -77,8 +77,8 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 // A freed block is kept for reuse by any later request of the same size
-// class (and owning backend) whose alignment its address satisfies. Classes
-// are exact rounded sizes: a training step repeats the same allocation
+// class (and owning allocator) whose alignment its address satisfies.
+// Classes are exact rounded sizes: a training step repeats the same allocation
 // sequence, so exact reuse hits on every step after the first, and rounding
 // wastes at most 63 bytes below kPageClassesFrom and under 3.2% (4095 bytes
 // of 128 KiB) from there on.
@@ -102,7 +102,7 @@ bool isAligned(const void *ptr, std::size_t alignment) {
 }
 
 struct CacheKey {
-  Backend *owner;
+  Allocator *owner;
   std::size_t capacity;
   bool operator==(const CacheKey &o) const {
     return owner == o.owner && capacity == o.capacity;
@@ -125,16 +125,16 @@ struct LiveBlock {
   std::size_t capacity; // size class: what the block holds
   int category;
   int space; // zrt_space
-  Backend *owner;
+  Allocator *owner;
   void *handle;
 };
 
 /// Counts requested bytes of live blocks per category (current and peak),
-/// and separately the bytes the runtime holds from its backends: the
+/// and separately the bytes the runtime holds from its allocators: the
 /// capacities of live blocks plus the cached ones (reserved, and its peak),
 /// of which `cachedBytes` are free blocks kept for reuse. Everything is
-/// guarded by one mutex; backend calls (allocation, zero filling, release to
-/// the system) happen outside it. A block taken from the cache stays
+/// guarded by one mutex; allocator calls (allocation, zero filling, release
+/// to the system) happen outside it. A block taken from the cache stays
 /// counted as reserved while it is zero-filled, before it enters the live
 /// table.
 class Memory {
@@ -150,8 +150,8 @@ public:
     if (alignment == 0 || (alignment & (alignment - 1)) != 0)
       throw Error(format("alignment %zu is not a power of two", alignment));
     alignment = std::max(alignment, kMinAlignment);
-    Backend &owner =
-        space == ZRT_SPACE_HOST ? backend().hostMemory() : backend();
+    Allocator &owner =
+        space == ZRT_SPACE_HOST ? backend().hostMemory : backend().deviceMemory;
     std::size_t capacity = 0;
     Block block;
     bool reused = false;
@@ -204,7 +204,7 @@ public:
   /// and what the device's driver has free: a step predicted to fit that
   /// does not shows by how much, and whether the driver's granularity or
   /// another process took the rest.
-  std::string outOfMemory(Backend &owner, int space, std::size_t bytes,
+  std::string outOfMemory(Allocator &owner, int space, std::size_t bytes,
                           int category) {
     uint64_t live, reserved;
     {
@@ -257,7 +257,8 @@ public:
       found.owner->deallocate(Block{ptr, found.handle});
   }
 
-  /// Returns every cached block to its backend. Returns the bytes released.
+  /// Returns every cached block to its allocator. Returns the bytes
+  /// released.
   std::size_t releaseCached() {
     Cache taken;
     std::size_t bytes;
@@ -268,14 +269,14 @@ public:
       reservedBytes -= cachedBytes;
       cachedBytes = 0;
     }
-    std::vector<Backend *> owners;
+    std::vector<Allocator *> owners;
     for (const auto &[key, blocks] : taken) {
       for (const Block &block : blocks)
         key.owner->deallocate(block);
       if (std::find(owners.begin(), owners.end(), key.owner) == owners.end())
         owners.push_back(key.owner);
     }
-    for (Backend *owner : owners)
+    for (Allocator *owner : owners)
       owner->trim();
     return bytes;
   }
@@ -316,7 +317,7 @@ private:
 
   /// Takes the most recently cached block of `owner` and `capacity` whose
   /// address is aligned to `alignment`, if there is one.
-  bool takeCached(Backend &owner, std::size_t capacity, std::size_t alignment,
+  bool takeCached(Allocator &owner, std::size_t capacity, std::size_t alignment,
                   Block &out) {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(CacheKey{&owner, capacity});
@@ -334,10 +335,10 @@ private:
     return false;
   }
 
-  /// A block from the backend. If the backend is out of memory, the cache
+  /// A block from the allocator. If it is out of memory, the cache
   /// (blocks of other sizes, typically) goes back to the system first and
   /// the allocation is tried once more.
-  Block allocateFresh(Backend &owner, std::size_t capacity,
+  Block allocateFresh(Allocator &owner, std::size_t capacity,
                       std::size_t alignment, bool zeroed) {
     try {
       return owner.allocate(capacity, alignment, zeroed);
@@ -349,9 +350,9 @@ private:
   }
 
   /// Returns to the system a block that was taken from the cache (`counted`:
-  /// it is still in reservedBytes) or from the backend but did not become
+  /// it is still in reservedBytes) or from the allocator but did not become
   /// live.
-  void discard(Backend &owner, const Block &block, std::size_t capacity,
+  void discard(Allocator &owner, const Block &block, std::size_t capacity,
                bool counted) noexcept {
     if (counted) {
       std::lock_guard<std::mutex> lock(mutex);

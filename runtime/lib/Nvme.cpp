@@ -2,7 +2,7 @@
 
 #include "Nvme.h"
 
-#include "Backend.h"
+#include "Types.h"
 
 #include <liburing.h>
 

@@ -15,8 +15,8 @@
 
 #include "RuntimeInternal.h"
 
-#include "Comm.h"
-#include "CommQueue.h"
+#include "comm/Comm.h"
+#include "comm/CommQueue.h"
 #include "Nvme.h"
 #include "ThreadPool.h"
 
@@ -27,7 +27,6 @@
 #include <mutex>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 using namespace zero::runtime;
@@ -41,9 +40,9 @@ namespace {
 std::atomic<Backend *> activeBackend{nullptr};
 std::mutex initMutex;
 
-/// registerTestBackend's backends, by name (guarded by initMutex).
-std::vector<std::pair<std::string, Backend *>> &testBackends() {
-  static auto *backends = new std::vector<std::pair<std::string, Backend *>>();
+/// registerTestBackend's backends (guarded by initMutex).
+std::vector<Backend *> &testBackends() {
+  static auto *backends = new std::vector<Backend *>();
   return *backends;
 }
 
@@ -56,15 +55,15 @@ void init(const char *name, int numThreads) {
     backend = &cudaBackend();
   else {
     std::lock_guard<std::mutex> lock(initMutex);
-    for (auto &[n, b] : testBackends())
-      if (n == requested)
+    for (Backend *b : testBackends())
+      if (requested == b->name)
         backend = b;
   }
   if (!backend)
     throw Error("unknown backend \"" + requested + "\" (built: cpu, cuda)");
   {
     std::lock_guard<std::mutex> lock(initMutex);
-    backend->configure(numThreads);
+    backend->compute.configure(numThreads);
     activeBackend.store(backend);
   }
   comm::initWorld();
@@ -77,15 +76,15 @@ Backend &zero::runtime::backend() {
     return *b;
   std::lock_guard<std::mutex> lock(initMutex);
   if (!activeBackend.load()) {
-    cpuBackend().configure(0);
+    cpuBackend().compute.configure(0);
     activeBackend.store(&cpuBackend());
   }
   return *activeBackend.load();
 }
 
-void zero::runtime::registerTestBackend(const char *name, Backend &backend) {
+void zero::runtime::registerTestBackend(Backend &backend) {
   std::lock_guard<std::mutex> lock(initMutex);
-  testBackends().emplace_back(name, &backend);
+  testBackends().push_back(&backend);
 }
 
 //===----------------------------------------------------------------------===//

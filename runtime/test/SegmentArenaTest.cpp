@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../lib/SegmentArena.h"
+#include "../lib/backends/cuda/SegmentArena.h"
 
 #include <gtest/gtest.h>
 

@@ -49,15 +49,11 @@ namespace {
 
 int failures = 0, checks = 0, rank = 0;
 
-/// Host memory behind a backend the host may not touch, with device
-/// collectives that record their calls. A collective's result is a world
-/// of one's (a copy): the test checks the calls, not the values.
-class FakeDevice final : public Backend {
+/// Host memory the host may not touch, so the collectives take the device
+/// path of comm/Comm.cpp: the CPU backend's blocks.
+class HiddenHostMemory final : public Allocator {
 public:
-  explicit FakeDevice(const char *name) : label(name) {}
-  const char *name() const override { return label; }
-  void configure(int numThreads) override { cpu.configure(numThreads); }
-  GemmKernelInfo gemmKernel() const override { return cpu.gemmKernel(); }
+  bool hostAccessible() const override { return false; }
   Block allocate(std::size_t bytes, std::size_t alignment,
                  bool zeroed) override {
     return cpu.allocate(bytes, alignment, zeroed);
@@ -68,18 +64,21 @@ public:
   void deallocate(const Block &block) noexcept override {
     cpu.deallocate(block);
   }
-  void gemm(DType dtype, const GemmArgs &args) override {
-    cpu.gemm(dtype, args);
-  }
-  void gemmBatched(DType dtype, const BatchedGemmArgs &args) override {
-    cpu.gemmBatched(dtype, args);
-  }
-  bool hostAccessible() const override { return false; }
 
-  bool hasDeviceCollectives() const override { return true; }
-  void openCollectives(int r, int size,
-                       const std::function<void(void *, std::size_t)>
-                           &broadcast) override {
+  Allocator &cpu = cpuBackend().deviceMemory;
+};
+
+/// A backend of hidden host memory and the CPU's compute, whose
+/// communicator records its calls. A collective's result is a world of
+/// one's (a copy): the test checks the calls, not the values.
+class FakeDevice final : public Communicator {
+public:
+  explicit FakeDevice(const char *name)
+      : backend{name, cpuBackend().compute, memory, memory, nullptr, this} {}
+
+  void
+  open(int r, int size,
+       const std::function<void(void *, std::size_t)> &broadcast) override {
     ++opens;
     openedRank = r;
     openedSize = size;
@@ -94,15 +93,15 @@ public:
     return lastMark;
   }
   void dropMark(int64_t mark) noexcept override { dropped.push_back(mark); }
-  int64_t collectiveStart(const DeviceCollective &c, int64_t mark) override {
+  int64_t start(const CollectiveArgs &c, int64_t mark) override {
     startedWith.push_back(mark);
     kinds.push_back(c.kind);
     std::size_t b = std::size_t(dtypeBytes(c.dtype));
     std::size_t n = std::size_t(c.count);
-    if (c.kind == DeviceCollective::Kind::ReduceScatter)
+    if (c.kind == CollectiveArgs::Kind::ReduceScatter)
       std::memmove(c.out, static_cast<const char *>(c.in) + openedRank * n * b,
                    n * b);
-    else if (c.kind == DeviceCollective::Kind::AllGather)
+    else if (c.kind == CollectiveArgs::Kind::AllGather)
       std::memmove(static_cast<char *>(c.out) + openedRank * n * b, c.in,
                    n * b);
     else
@@ -110,7 +109,7 @@ public:
     pollsLeft = 3;
     return ++lastHandle;
   }
-  bool collectiveDone(int64_t handle) override {
+  bool done(int64_t handle) override {
     ++polls;
     if (handle != lastHandle)
       throw Error("polled handle " + std::to_string(handle) + ", started " +
@@ -119,24 +118,24 @@ public:
       return false;
     return pollsLeft-- <= 0;
   }
-  void abortCollectives() noexcept override {
+  void abort() noexcept override {
     std::fprintf(stderr, "device-comm-test: rank %d: communicator aborted\n",
                  rank);
   }
-  void closeCollectives() override {
+  void close() override {
     ++closes;
     closedAfter = kinds.size();
   }
 
-  const char *label;
-  Backend &cpu = cpuBackend();
+  HiddenHostMemory memory;
+  Backend backend;
   bool stall = false;
   int opens = 0, openedRank = -1, openedSize = -1, pollsLeft = 0, closes = 0;
   std::size_t closedAfter = 0;
   int64_t lastMark = 0, lastHandle = 0, polls = 0;
   char id[128] = {};
   std::vector<int64_t> issued, dropped, startedWith;
-  std::vector<DeviceCollective::Kind> kinds;
+  std::vector<CollectiveArgs::Kind> kinds;
 };
 
 FakeDevice &fake() {
@@ -193,8 +192,8 @@ int runChecks(int expected) {
             d.startedWith[2] == d.issued[2] && d.startedWith[3] == d.issued[3],
         "two started collectives and their marks");
   CHECK(d.kinds.size() == 4 &&
-            d.kinds[2] == DeviceCollective::Kind::ReduceScatter &&
-            d.kinds[3] == DeviceCollective::Kind::AllGather,
+            d.kinds[2] == CollectiveArgs::Kind::ReduceScatter &&
+            d.kinds[3] == CollectiveArgs::Kind::AllGather,
         "the kinds in the order started");
   CHECK(d.opens == 1, "the communicator was made %d times", d.opens);
   zrt_free(in);
@@ -220,7 +219,7 @@ int runChecks(int expected) {
 
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
-  registerTestBackend("fake-device", fake());
+  registerTestBackend(fake().backend);
   if (zrt_init("fake-device", 1) != 0) {
     std::fprintf(stderr, "device-comm-test: zrt_init: %s\n", zrt_last_error());
     return 1;
@@ -258,7 +257,7 @@ int main(int argc, char **argv) {
     float x[4] = {1, 2, 3, 4}, y[4];
     coll::allReduceSum<float>(x, y, 4);
     static FakeDevice other("fake-device-2");
-    registerTestBackend("fake-device-2", other);
+    registerTestBackend(other.backend);
     if (zrt_init("fake-device-2", 1) != 0) {
       std::fprintf(stderr, "device-comm-test: zrt_init: %s\n", zrt_last_error());
       return 1;

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaSymbols.h"
+#include "backends/cuda/CudaSymbols.h"
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include "Backend.h"
+#include "Types.h"
 
 #include <dlfcn.h>
 

@@ -2,10 +2,11 @@
 //
 // The world of data-parallel ranks on MPI, or the process alone: its set-up
 // and shutdown, the waits for a collective with a deadline, the report that
-// ends a job whose rank stalled, and the collectives of device memory, which
-// the backend runs (NCCL) and this file waits for. The collectives on MPI,
-// in their fixed reduction order, are MpiCollectives.cpp's; what the two
-// share is CommInternal.h.
+// ends a job whose rank stalled, and a collective started on a Communicator
+// and waited for: MPI's, or the backend's (NCCL), which is made here on its
+// first collective. Which one runs a collective is Dispatch.cpp's choice;
+// the collectives on MPI, in their fixed reduction order, are
+// mpi/MpiCollectives.cpp's; what the three share is CommInternal.h.
 //
 // Every MPI call is made under the world's mutex (MPI is initialized with
 // MPI_THREAD_SERIALIZED), on a duplicate of MPI_COMM_WORLD with
@@ -13,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommInternal.h"
+#include "comm/CommInternal.h"
 
 #include <algorithm>
 #include <atomic>
@@ -329,7 +330,7 @@ void waitFor(World &w, MPI_Request &request, const char *what) {
 }
 
 //===----------------------------------------------------------------------===//
-// Collectives of device memory
+// Collectives on a communicator
 //===----------------------------------------------------------------------===//
 
 bool deviceWorldOfOne() {
@@ -344,21 +345,22 @@ Backend *deviceFor(int N) {
 namespace {
 
 /// The mark of the compute stream the next device collective on this
-/// thread waits for (Backend::markCompute; -1: none).
+/// thread waits for (Communicator::markCompute; -1: none).
 thread_local int64_t startMark = -1;
 
 } // namespace
 
-void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
+void runOnDevice(World &w, Backend &b, const CollectiveArgs &c) {
+  Communicator &communicator = *b.communicator;
   int64_t mark = startMark;
   startMark = -1;
   const int N = w.size.load();
   if (w.device != &b) {
     if (w.device)
-      throw Error(std::string("device collectives of backend '") + b.name() +
-                  "' after those of '" + w.device->name() +
+      throw Error(std::string("device collectives of backend '") + b.name +
+                  "' after those of '" + w.device->name +
                   "': one communicator a world (zrt_shutdown first)");
-    b.openCollectives(w.rank.load(), N, [&](void *data, std::size_t bytes) {
+    communicator.open(w.rank.load(), N, [&](void *data, std::size_t bytes) {
       if (N == 1)
         return;
       MPI_Request request;
@@ -369,16 +371,24 @@ void runOnDevice(World &w, Backend &b, const DeviceCollective &c) {
     });
     w.device = &b;
   }
-  int64_t handle = b.collectiveStart(c, mark);
+  runOn(w, communicator, c, mark);
+}
+
+void runOn(World &w, Communicator &communicator, const CollectiveArgs &c,
+           int64_t mark) {
+  const int N = w.size.load();
+  int64_t handle = communicator.start(c, mark);
   const double timeout = commTimeout.load();
   Clock::time_point start = Clock::now();
   useconds_t sleep = 50;
-  while (!b.collectiveDone(handle)) {
+  while (!communicator.done(handle)) {
     double waited = secondsSince(start);
     if (N > 1 && waited > 0.1)
       answerQueries(w);
     if (timeout > 0 && waited > timeout) {
-      b.abortCollectives();
+      communicator.abort();
+      // Only a device's communicator leaves a collective to poll (MPI's
+      // completes it in start()): a world of one here is the test hook's.
       if (N == 1) {
         char line[160];
         std::snprintf(line, sizeof line,
@@ -422,7 +432,7 @@ void finalizeWorld() {
   // Every collective has completed (the runtime waited for its started
   // ones): the device communicator goes before the MPI that made it.
   if (Backend *device = std::exchange(w.device, nullptr))
-    device->closeCollectives();
+    device->communicator->close();
   if (!mpi)
     return;
   MPI_Comm comm = w.comm, control = w.control;

@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_CUDASYMBOLS_H
-#define ZERO_RUNTIME_LIB_CUDASYMBOLS_H
+#ifndef ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDASYMBOLS_H
+#define ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDASYMBOLS_H
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
@@ -128,4 +128,4 @@ void *openNccl(NcclApi &nccl);
 
 #endif // ZERO_RUNTIME_HAVE_CUDA
 
-#endif // ZERO_RUNTIME_LIB_CUDASYMBOLS_H
+#endif // ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDASYMBOLS_H

@@ -1,10 +1,13 @@
 //===- CpuBackend.cpp - OpenBLAS backend of zero-runtime ------------------===//
 //
-// Host memory from calloc when it must be zero (large blocks come straight
-// from mmap, so zero filling costs nothing until a page is touched) and from
-// posix_memalign when it need not be, and GEMM through OpenBLAS's CBLAS
-// interface. Reuse of freed blocks happens a layer up, in Memory.cpp: this
-// backend is called only when the cache has no block of the size asked for.
+// Two of the runtime's interfaces (Backend.h), and no more: host memory
+// (HostMemory, the Allocator of both memory spaces) from calloc when it must
+// be zero (large blocks come straight from mmap, so zero filling costs
+// nothing until a page is touched) and from posix_memalign when it need not
+// be, and GEMM through OpenBLAS's CBLAS interface (CpuCompute). Reuse of
+// freed blocks happens a layer up, in Memory.cpp: the allocator is called
+// only when the cache has no block of the size asked for. The backend runs
+// no GPU kernels, and its blocks are the MPI collectives' (comm/mpi).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -367,27 +369,10 @@ GemmKernelInfo chooseKernels() {
   return info;
 }
 
-class CpuBackend final : public Backend {
+/// Host memory: from calloc when it must be zero, from posix_memalign when
+/// it need not be. The CPU backend's blocks in both memory spaces.
+class HostMemory final : public Allocator {
 public:
-  const char *name() const override { return "cpu"; }
-
-  void configure(int numThreads) override {
-    if (!kernelChosen) {
-      kernel = chooseKernels();
-      kernelChosen = true;
-      // OpenBLAS's own count (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or one
-      // per core) until told otherwise.
-      if (numThreads <= 0)
-        numThreads = openblas_get_num_threads();
-    }
-    if (numThreads > 0)
-      ThreadPool::get().resize(numThreads);
-    // Every GEMM is split over the pool: OpenBLAS's threads never start.
-    openblas_set_num_threads(1);
-  }
-
-  GemmKernelInfo gemmKernel() const override { return kernel; }
-
   Block allocate(std::size_t bytes, std::size_t alignment,
                  bool zeroed) override {
     if (!zeroed) {
@@ -415,6 +400,28 @@ public:
   void deallocate(const Block &block) noexcept override {
     std::free(block.handle);
   }
+};
+
+/// OpenBLAS on the runtime's threads, on host memory: every copy is a
+/// memcpy, done when it returns.
+class CpuCompute final : public Compute {
+public:
+  void configure(int numThreads) override {
+    if (!kernelChosen) {
+      kernel = chooseKernels();
+      kernelChosen = true;
+      // OpenBLAS's own count (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS or one
+      // per core) until told otherwise.
+      if (numThreads <= 0)
+        numThreads = openblas_get_num_threads();
+    }
+    if (numThreads > 0)
+      ThreadPool::get().resize(numThreads);
+    // Every GEMM is split over the pool: OpenBLAS's threads never start.
+    openblas_set_num_threads(1);
+  }
+
+  GemmKernelInfo gemmKernel() const override { return kernel; }
 
   void gemm(DType dtype, const GemmArgs &args) override {
     checkBlasRange(args);
@@ -435,6 +442,25 @@ public:
       gemmBatchedParallel<double>(args);
   }
 
+  void copyToHost(void *dst, const void *src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+
+  void copyFromHost(void *dst, const void *src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+
+  void copy(void *dst, const void *src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+
+  int64_t copyStart(void *dst, const void *src, std::size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return 0;
+  }
+
+  void copyWait(int64_t) override {}
+
 private:
   bool kernelChosen = false;
   GemmKernelInfo kernel;
@@ -442,68 +468,12 @@ private:
 
 } // namespace
 
-// The base class's defaults are those of host memory, and of a backend
-// without kernels.
-void Backend::copyToHost(void *dst, const void *src, std::size_t bytes) {
-  std::memcpy(dst, src, bytes);
-}
-
-void Backend::copyFromHost(void *dst, const void *src, std::size_t bytes) {
-  std::memcpy(dst, src, bytes);
-}
-
-void Backend::copy(void *dst, const void *src, std::size_t bytes) {
-  std::memcpy(dst, src, bytes);
-}
-
-int64_t Backend::copyStart(void *dst, const void *src, std::size_t bytes) {
-  std::memcpy(dst, src, bytes);
-  return 0;
-}
-
-namespace {
-constexpr const char *kNoKernels =
-    "this step was compiled for target=cuda, and the runtime's backend is "
-    "\"%s\", which runs no GPU kernels: run it with the \"cuda\" backend "
-    "(zrt_init(\"cuda\", ...); zero-run and compiled binaries choose it from "
-    "the step), or compile the step for target=cpu";
-
-std::string noKernels(const Backend &b) {
-  char line[512];
-  std::snprintf(line, sizeof line, kNoKernels, b.name());
-  return line;
-}
-} // namespace
-
-void *Backend::stream() { throw Error(noKernels(*this)); }
-
-void Backend::openCollectives(
-    int, int, const std::function<void(void *, std::size_t)> &) {
-  throw Error(std::string("the \"") + name() +
-              "\" backend has no collectives of its own");
-}
-
-int64_t Backend::collectiveStart(const DeviceCollective &, int64_t) {
-  throw Error(std::string("the \"") + name() +
-              "\" backend has no collectives of its own");
-}
-
-bool Backend::collectiveDone(int64_t) { return true; }
-
-void *Backend::loadModule(const void *) { throw Error(noKernels(*this)); }
-
-void *Backend::moduleFunction(void *, const char *) {
-  throw Error(noKernels(*this));
-}
-
-void Backend::launch(void *, const int64_t[3], const int64_t[3], int32_t,
-                     void **) {
-  throw Error(noKernels(*this));
-}
-
 Backend &cpuBackend() {
-  // Leaked on purpose: blocks must stay releasable during static destruction.
-  static Backend *backend = new CpuBackend();
+  // Leaked on purpose: blocks must stay releasable during static
+  // destruction. No kernels, and the MPI collectives take its blocks.
+  static Allocator *memory = new HostMemory();
+  static Backend *backend =
+      new Backend{"cpu", *new CpuCompute(), *memory, *memory};
   return *backend;
 }
 

@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_SEGMENTARENA_H
-#define ZERO_RUNTIME_LIB_SEGMENTARENA_H
+#ifndef ZERO_RUNTIME_LIB_BACKENDS_CUDA_SEGMENTARENA_H
+#define ZERO_RUNTIME_LIB_BACKENDS_CUDA_SEGMENTARENA_H
 
 #include <algorithm>
 #include <cstddef>
@@ -218,4 +218,4 @@ private:
 
 } // namespace zero::runtime
 
-#endif // ZERO_RUNTIME_LIB_SEGMENTARENA_H
+#endif // ZERO_RUNTIME_LIB_BACKENDS_CUDA_SEGMENTARENA_H

@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #define ZERO_MPI_NO_REDIRECT
-#include "Mpi.h"
+#include "comm/mpi/Mpi.h"
 
-#include "Backend.h"
+#include "Types.h"
 
 #include <dlfcn.h>
 

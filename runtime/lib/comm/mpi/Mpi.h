@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_MPI_H
-#define ZERO_RUNTIME_LIB_MPI_H
+#ifndef ZERO_RUNTIME_LIB_COMM_MPI_MPI_H
+#define ZERO_RUNTIME_LIB_COMM_MPI_MPI_H
 
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -111,4 +111,4 @@ void *predefined(const char *name);
 #endif
 #endif // ZERO_MPI_NO_REDIRECT
 
-#endif // ZERO_RUNTIME_LIB_MPI_H
+#endif // ZERO_RUNTIME_LIB_COMM_MPI_MPI_H

@@ -4,13 +4,14 @@
 // collectives runtime.h declares. Functions throw zero::runtime::Error for
 // invalid arguments and MPI errors; the C ABI layer (Collectives.cpp) catches
 // them and counts nothing for failed calls. No MPI type appears here, so
-// only Comm.cpp (the world) and MpiCollectives.cpp (the collectives on MPI),
-// through CommInternal.h, include mpi.h.
+// only the comm layer's own files (Comm.cpp, the world; Dispatch.cpp, the
+// collectives' choice of communicator; mpi/MpiCollectives.cpp, the
+// collectives on MPI), through CommInternal.h, include mpi.h.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_COMM_H
-#define ZERO_RUNTIME_LIB_COMM_H
+#ifndef ZERO_RUNTIME_LIB_COMM_COMM_H
+#define ZERO_RUNTIME_LIB_COMM_COMM_H
 
 #include "Backend.h"
 
@@ -39,8 +40,8 @@ void copyRuntimeBuffer(void *dst, const void *src, std::size_t bytes);
 /// collectives read and write.
 bool runtimeBuffersOnHost();
 /// The selected backend, for collectives of its memory over `ranks` ranks
-/// (its device collectives), or null where its buffers are host memory.
-/// Throws Error when it has no device collectives.
+/// (on its communicator), or null where its buffers are host memory.
+/// Throws Error when it has no communicator.
 Backend *deviceCollectives(int ranks);
 
 namespace comm {
@@ -76,8 +77,9 @@ int currentRank();
 
 enum class Op { Sum, Max };
 
-/// The collectives of runtime.h, on validated-in-here arguments. Each
-/// returns the bytes this rank sent by runtime.h's formulas.
+/// The collectives of runtime.h, on validated-in-here arguments
+/// (Dispatch.cpp). Each returns the bytes this rank sent by runtime.h's
+/// formulas.
 uint64_t allReduce(DType dtype, Op op, const void *in, void *out,
                    int64_t count);
 uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count);
@@ -97,11 +99,11 @@ void broadcast(void *data, std::size_t bytes, int root);
 /// seconds (<= 0: none). Returns the previous value.
 double setTimeout(double seconds);
 
-/// Whether a collective runs through the backend's device collectives
-/// (Backend::collectiveStart): its buffers are device memory and the world
+/// Whether a collective runs on the backend's communicator
+/// (Backend::communicator): its buffers are device memory and the world
 /// has more than one rank. Sets the world up if needed.
 bool onDeviceCollectives();
-/// The mark of the compute stream (Backend::markCompute, taken when the
+/// The mark of the compute stream (Communicator::markCompute, taken when the
 /// collective was started) the next collective run on this thread waits
 /// for; consumed by it.
 void setStartMark(int64_t mark);
@@ -114,4 +116,4 @@ std::size_t setBucketBytes(std::size_t bytes);
 } // namespace comm
 } // namespace zero::runtime
 
-#endif // ZERO_RUNTIME_LIB_COMM_H
+#endif // ZERO_RUNTIME_LIB_COMM_COMM_H

@@ -1,6 +1,6 @@
 //===- CommQueue.cpp - The communication thread ---------------------------===//
 
-#include "CommQueue.h"
+#include "comm/CommQueue.h"
 
 #ifdef __linux__
 #include <sys/prctl.h>

@@ -1,10 +1,10 @@
-//===- Nccl.cpp - The CUDA backend's collectives --------------------------===//
+//===- Nccl.cpp - The CUDA backend's communicator -------------------------===//
 //
 // NCCL on a communication stream of the CUDA backend (Nccl.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Nccl.h"
+#include "comm/nccl/Nccl.h"
 
 #ifdef ZERO_RUNTIME_HAVE_NCCL
 
@@ -12,7 +12,7 @@
 
 namespace zero::runtime {
 
-void NcclCollectives::openCollectives(
+void NcclCommunicator::open(
     int rank, int size,
     const std::function<void(void *, std::size_t)> &broadcast) {
   cuda.makeCurrent();
@@ -35,7 +35,7 @@ void NcclCollectives::openCollectives(
   ncclComm = comm;
 }
 
-int64_t NcclCollectives::markCompute() {
+int64_t NcclCommunicator::markCompute() {
   cuda.makeCurrent();
   std::lock_guard<std::mutex> lock(ncclMutex);
   std::size_t slot = takeCommEvent();
@@ -49,14 +49,13 @@ int64_t NcclCollectives::markCompute() {
   return static_cast<int64_t>(slot);
 }
 
-void NcclCollectives::dropMark(int64_t mark) noexcept {
+void NcclCommunicator::dropMark(int64_t mark) noexcept {
   std::lock_guard<std::mutex> lock(ncclMutex);
   if (mark >= 0 && static_cast<std::size_t>(mark) < commEvents.size())
     freeCommEvents.push_back(static_cast<std::size_t>(mark));
 }
 
-int64_t NcclCollectives::collectiveStart(const DeviceCollective &c,
-                                         int64_t mark) {
+int64_t NcclCommunicator::start(const CollectiveArgs &c, int64_t mark) {
   cuda.makeCurrent();
   std::lock_guard<std::mutex> lock(ncclMutex);
   if (!ncclComm)
@@ -81,17 +80,17 @@ int64_t NcclCollectives::collectiveStart(const DeviceCollective &c,
   auto stream = reinterpret_cast<cudaStream_t>(commStream);
   std::size_t n = static_cast<std::size_t>(c.count);
   switch (c.kind) {
-  case DeviceCollective::Kind::AllReduce:
+  case CollectiveArgs::Kind::AllReduce:
     checkNccl(nccl.ncclAllReduce_(c.in, c.out, n, type,
                                   c.max ? ncclMax : ncclSum, ncclComm, stream),
               "ncclAllReduce");
     break;
-  case DeviceCollective::Kind::ReduceScatter:
+  case CollectiveArgs::Kind::ReduceScatter:
     checkNccl(nccl.ncclReduceScatter_(c.in, c.out, n, type, ncclSum, ncclComm,
                                       stream),
               "ncclReduceScatter");
     break;
-  case DeviceCollective::Kind::AllGather:
+  case CollectiveArgs::Kind::AllGather:
     checkNccl(nccl.ncclAllGather_(c.in, c.out, n, type, ncclComm, stream),
               "ncclAllGather");
     break;
@@ -105,7 +104,7 @@ int64_t NcclCollectives::collectiveStart(const DeviceCollective &c,
   return static_cast<int64_t>(done);
 }
 
-bool NcclCollectives::collectiveDone(int64_t handle) {
+bool NcclCommunicator::done(int64_t handle) {
   cuda.makeCurrent();
   CUevent done;
   {
@@ -132,14 +131,14 @@ bool NcclCollectives::collectiveDone(int64_t handle) {
   return false;
 }
 
-void NcclCollectives::abortCollectives() noexcept {
+void NcclCommunicator::abort() noexcept {
   std::lock_guard<std::mutex> lock(ncclMutex);
   if (ncclComm && cuda.makeCurrentNoThrow())
     nccl.ncclCommAbort_(ncclComm);
   ncclComm = nullptr;
 }
 
-void NcclCollectives::closeCollectives() {
+void NcclCommunicator::close() {
   std::lock_guard<std::mutex> lock(ncclMutex);
   if (!ncclComm)
     return;
@@ -155,7 +154,7 @@ void NcclCollectives::closeCollectives() {
   checkNccl(nccl.ncclCommDestroy_(comm), "ncclCommDestroy");
 }
 
-std::size_t NcclCollectives::takeCommEvent() {
+std::size_t NcclCommunicator::takeCommEvent() {
   if (!freeCommEvents.empty()) {
     std::size_t slot = freeCommEvents.back();
     freeCommEvents.pop_back();
@@ -168,8 +167,8 @@ std::size_t NcclCollectives::takeCommEvent() {
   return commEvents.size() - 1;
 }
 
-std::string NcclCollectives::ncclMessage(ncclResult_t r,
-                                         const std::string &what) const {
+std::string NcclCommunicator::ncclMessage(ncclResult_t r,
+                                          const std::string &what) const {
   std::string out = what + " failed: NCCL ";
   const char *text =
       nccl.ncclGetErrorString_ ? nccl.ncclGetErrorString_(r) : nullptr;
@@ -181,7 +180,8 @@ std::string NcclCollectives::ncclMessage(ncclResult_t r,
   return out;
 }
 
-void NcclCollectives::checkNccl(ncclResult_t r, const std::string &what) const {
+void NcclCommunicator::checkNccl(ncclResult_t r,
+                                 const std::string &what) const {
   if (r != ncclSuccess && r != ncclInProgress)
     throw Error(ncclMessage(r, what));
 }

@@ -1,36 +1,31 @@
 //===- CudaBackend.cpp - CUDA backend of zero-runtime ---------------------===//
 //
-// Device memory from cuMemAlloc, zero fills and copies with the driver API,
-// GEMMs through cuBLASLt and generated kernels through cuLaunchKernel, all in
-// order on one compute stream of one device. Reuse of freed blocks and the
-// per-category accounting happen a layer up, in Memory.cpp, exactly as for
-// the CPU backend: a block freed by the host may be handed out again while a
-// kernel queued before the free still reads it, which is safe because every
-// use of device memory is on the one stream, in program order.
+// The CUDA backend's compute: copies with the driver API, GEMMs through
+// cuBLASLt and generated kernels through cuLaunchKernel, all in order on one
+// compute stream of one device (a Compute and the Kernels of Compute.h). Its
+// memory, device and page-locked host, is CudaMemory.cpp's; its collectives
+// over several ranks are NCCL's (comm/nccl/Nccl.cpp); the Backend made of them
+// is cudaBackend() at the end of this file.
 //
 // The CUDA driver and cuBLASLt are opened with dlopen when the backend is
 // first selected, through the tables of CudaSymbols.h, so the runtime links
-// nothing of CUDA. The context and the driver's errors are CudaContext.h's;
-// the collectives over several ranks (NCCL) are Nccl.cpp's.
+// nothing of CUDA. The context and the driver's errors are CudaContext.h's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "SegmentArena.h"
 #include "ThreadPool.h"
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include "CudaContext.h"
-#include "Nccl.h"
+#include "backends/cuda/CudaContext.h"
+#include "backends/cuda/CudaMemory.h"
+#include "comm/nccl/Nccl.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <memory>
 #include <mutex>
-#include <new>
-#include <algorithm>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -75,47 +70,23 @@ struct Plan {
 /// backend's own, and reported by gemmKernel().
 constexpr std::size_t kWorkspaceBytes = 32u << 20;
 
-/// The device arena's segments: from 2 MiB (the driver's page on sm_90,
-/// what a cuMemAlloc holds at least), each new one as large as all before
-/// it, up to 1 GiB.
-constexpr std::size_t kDevicePageBytes = 2u << 20;
-constexpr std::size_t kMinSegmentBytes = kDevicePageBytes;
-constexpr std::size_t kMaxSegmentBytes = std::size_t(1) << 30;
-
-class CudaBackend;
-
-/// Host memory next to the device: page-locked blocks (cuMemHostAlloc,
-/// mapped into the device's address space), so the copy stream moves them
-/// asynchronously. zero-offload's optimizer=host keeps the optimizer states
-/// here; the host reads and writes them directly.
-class PinnedHost final : public Backend {
+/// The CUDA backend's compute (GEMMs on cuBLASLt, copies, kernels, all on
+/// the compute stream), the context it shares, and its other parts: the
+/// device's memory and the host's next to it (CudaMemory.h) and NCCL's
+/// communicator (comm/nccl/Nccl.h).
+class CudaDevice final : public Compute, public Kernels, private CudaContext {
 public:
-  explicit PinnedHost(CudaBackend &device) : device(device) {}
-  const char *name() const override { return "cuda-host"; }
-  void configure(int) override {}
-  GemmKernelInfo gemmKernel() const override { return {}; }
-  Block allocate(std::size_t bytes, std::size_t alignment,
-                 bool zeroed) override;
-  void fillZero(void *ptr, std::size_t bytes) override {
-    std::memset(ptr, 0, bytes);
-  }
-  void deallocate(const Block &block) noexcept override;
-  void gemm(DType, const GemmArgs &) override {
-    throw Error("no GEMM runs in host memory under the CUDA backend");
-  }
-  void gemmBatched(DType, const BatchedGemmArgs &) override {
-    throw Error("no GEMM runs in host memory under the CUDA backend");
-  }
+  CudaDevice() { open(); }
 
-private:
-  CudaBackend &device;
-};
-
-class CudaBackend final : public Backend, private CudaContext {
-public:
-  CudaBackend() : host(*this) { open(); }
-
-  const char *name() const override { return "cuda"; }
+  /// The backend these parts make.
+  Backend parts() {
+#ifdef ZERO_RUNTIME_HAVE_NCCL
+    Communicator *communicator = &nccl;
+#else
+    Communicator *communicator = nullptr;
+#endif
+    return Backend{"cuda", *this, memory, host, this, communicator};
+  }
 
   /// The thread count is the host's: the runtime's pool runs the host
   /// functions of a step (optimizer=host's updates). The first call with
@@ -133,58 +104,6 @@ public:
   GemmKernelInfo gemmKernel() const override { return kernelInfo; }
 
   bool nativeBf16Gemm() const override { return true; }
-  bool hostAccessible() const override { return false; }
-
-  Block allocate(std::size_t bytes, std::size_t alignment,
-                 bool zeroed) override {
-    makeCurrent();
-    // cuMemAlloc's blocks, and the arena's, start at multiples of 256
-    // bytes.
-    if (alignment > 256)
-      throw Error("the CUDA backend aligns blocks to 256 bytes, and " +
-                  std::to_string(alignment) + " were asked for");
-    CUdeviceptr ptr = 0;
-    if (arena) {
-      ptr = static_cast<CUdeviceptr>(arena->allocate(bytes));
-    } else {
-      CUresult r = cu.cuMemAlloc_(&ptr, bytes);
-      if (r == CUDA_ERROR_OUT_OF_MEMORY)
-        throw std::bad_alloc();
-      check(r, "cuMemAlloc");
-    }
-    Block block;
-    block.ptr = block.handle = reinterpret_cast<void *>(ptr);
-    if (zeroed) {
-      CUresult z = cu.cuMemsetD8Async_(ptr, 0, bytes, computeStream);
-      if (z != CUDA_SUCCESS) {
-        deallocate(block);
-        check(z, "cuMemsetD8Async");
-      }
-    }
-    return block;
-  }
-
-  void fillZero(void *ptr, std::size_t bytes) override {
-    makeCurrent();
-    check(cu.cuMemsetD8Async_(device(ptr), 0, bytes, computeStream),
-          "cuMemsetD8Async");
-  }
-
-  void deallocate(const Block &block) noexcept override {
-    // An arena block is handed out again at once, which is safe for the
-    // reason the runtime's cache is (every use of device memory is in
-    // order on the compute stream, or waited for by an event); cuMemFree
-    // waits for the device's work that may still use the block.
-    if (arena)
-      arena->deallocate(reinterpret_cast<std::uintptr_t>(block.handle));
-    else if (makeCurrentNoThrow())
-      cu.cuMemFree_(device(block.handle));
-  }
-
-  void trim() noexcept override {
-    if (arena && makeCurrentNoThrow())
-      arena->trim();
-  }
 
   void copyToHost(void *dst, const void *src, std::size_t bytes) override {
     makeCurrent();
@@ -212,29 +131,6 @@ public:
   void synchronize() override {
     makeCurrent();
     check(cu.cuStreamSynchronize_(computeStream), "cuStreamSynchronize");
-  }
-
-  Backend &hostMemory() override { return host; }
-
-  bool deviceMemoryInfo(std::size_t &free, std::size_t &total) override {
-    return makeCurrentNoThrow() &&
-           cu.cuMemGetInfo_(&free, &total) == CUDA_SUCCESS;
-  }
-
-  /// Page-locked host memory for PinnedHost.
-  void *allocateHost(std::size_t bytes) {
-    makeCurrent();
-    void *ptr = nullptr;
-    CUresult r = cu.cuMemHostAlloc_(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY)
-      throw std::bad_alloc();
-    check(r, "cuMemHostAlloc");
-    return ptr;
-  }
-
-  void freeHost(void *ptr) noexcept {
-    if (makeCurrentNoThrow())
-      cu.cuMemFreeHost_(ptr);
   }
 
   /// The copy runs on the copy stream after an event of the compute
@@ -293,34 +189,6 @@ public:
   }
 
   void *stream() override { return computeStream; }
-
-#ifdef ZERO_RUNTIME_HAVE_NCCL
-  // Collectives over several ranks: NCCL on a communication stream of its
-  // own (Nccl.h).
-  bool hasDeviceCollectives() const override { return true; }
-
-  void openCollectives(int rank, int size,
-                       const std::function<void(void *, std::size_t)>
-                           &broadcast) override {
-    nccl.openCollectives(rank, size, broadcast);
-  }
-
-  int64_t markCompute() override { return nccl.markCompute(); }
-
-  void dropMark(int64_t mark) noexcept override { nccl.dropMark(mark); }
-
-  int64_t collectiveStart(const DeviceCollective &c, int64_t mark) override {
-    return nccl.collectiveStart(c, mark);
-  }
-
-  bool collectiveDone(int64_t handle) override {
-    return nccl.collectiveDone(handle);
-  }
-
-  void abortCollectives() noexcept override { nccl.abortCollectives(); }
-
-  void closeCollectives() override { nccl.closeCollectives(); }
-#endif
 
   void *loadModule(const void *image) override {
     makeCurrent();
@@ -426,10 +294,6 @@ public:
   }
 
 private:
-  static CUdeviceptr device(const void *ptr) {
-    return reinterpret_cast<CUdeviceptr>(ptr);
-  }
-
   /// The largest power of two up to 256 that divides the address `ptr` and
   /// the batch stride `strideBytes` (0: no batch).
   static uint32_t alignment(const void *ptr, int64_t strideBytes) {
@@ -464,35 +328,6 @@ private:
     int64_t chunks = (g.k + std::max<int64_t>(side, 4096) - 1) /
                      std::max<int64_t>(side, 4096);
     return ((g.k + chunks - 1) / chunks + 15) / 16 * 16;
-  }
-
-  /// Device blocks carved from segments (SegmentArena.h), unless
-  /// ZERO_CUDA_ALLOCATOR=driver asks for a cuMemAlloc per block.
-  void openArena() {
-    const char *choice = std::getenv("ZERO_CUDA_ALLOCATOR");
-    std::string allocator = choice && *choice ? choice : "segments";
-    if (allocator == "driver")
-      return;
-    if (allocator != "segments")
-      throw Error("ZERO_CUDA_ALLOCATOR=" + allocator +
-                  " is neither segments (the default: blocks carved from "
-                  "large cuMemAlloc segments) nor driver (a cuMemAlloc per "
-                  "block)");
-    arena = std::make_unique<SegmentArena>(
-        kMinSegmentBytes, kMaxSegmentBytes, kDevicePageBytes,
-        [this](std::size_t bytes, std::uintptr_t &base) {
-          CUdeviceptr ptr = 0;
-          CUresult r = cu.cuMemAlloc_(&ptr, bytes);
-          if (r == CUDA_ERROR_OUT_OF_MEMORY)
-            return false;
-          check(r, "cuMemAlloc");
-          base = static_cast<std::uintptr_t>(ptr);
-          return true;
-        },
-        [this](std::uintptr_t base) {
-          if (makeCurrentNoThrow())
-            cu.cuMemFree_(static_cast<CUdeviceptr>(base));
-        });
   }
 
   /// Which device this process uses: ZERO_CUDA_DEVICE, else the rank's
@@ -548,7 +383,7 @@ private:
     CUdeviceptr ws = 0;
     check(cu.cuMemAlloc_(&ws, kWorkspaceBytes), "cuMemAlloc (cuBLASLt workspace)");
     workspace = reinterpret_cast<void *>(ws);
-    openArena();
+    memory.openArena();
     if (const char *v = std::getenv("ZERO_CUDA_GEMM_K_CHUNK"); v && *v) {
       char *end = nullptr;
       long long n = std::strtoll(v, &end, 10);
@@ -742,7 +577,6 @@ private:
   std::mutex planMutex;
   bool tf32 = false;
   std::unordered_map<PlanKey, Plan, PlanKeyHash> plans;
-  PinnedHost host;
   bool configured = false;
   /// zrt_copy_start's stream, and its events by handle: (after the
   /// compute stream's work, after the copy); slots of waited copies are
@@ -751,35 +585,18 @@ private:
   CUstream copyStream = nullptr;
   std::vector<std::pair<CUevent, CUevent>> copyEvents;
   std::vector<std::size_t> freeSlots;
-#ifdef ZERO_RUNTIME_HAVE_NCCL
-  /// The collectives (Nccl.h).
-  NcclCollectives nccl{*this};
-#endif
   /// ZERO_CUDA_GEMM_K_CHUNK, or -1 for reductionChunk's rule.
   int64_t kChunkOverride = -1;
   /// matmulAlignedColumns splits (ZERO_CUDA_GEMM_N_SPLIT, default on).
   bool nSplit = true;
-  /// Device blocks (null with ZERO_CUDA_ALLOCATOR=driver).
-  std::unique_ptr<SegmentArena> arena;
+  /// The device's memory and the page-locked host memory next to it.
+  CudaMemory memory{*this};
+  PinnedHost host{*this};
+#ifdef ZERO_RUNTIME_HAVE_NCCL
+  /// Collectives over several ranks (Nccl.h).
+  NcclCommunicator nccl{*this};
+#endif
 };
-
-
-Block PinnedHost::allocate(std::size_t bytes, std::size_t alignment,
-                           bool zeroed) {
-  // cuMemHostAlloc's blocks are page-aligned.
-  if (alignment > 4096)
-    throw Error("page-locked host blocks are aligned to 4096 bytes, and " +
-                std::to_string(alignment) + " were asked for");
-  Block block;
-  block.ptr = block.handle = device.allocateHost(bytes);
-  if (zeroed)
-    std::memset(block.ptr, 0, bytes);
-  return block;
-}
-
-void PinnedHost::deallocate(const Block &block) noexcept {
-  device.freeHost(block.handle);
-}
 
 } // namespace
 
@@ -793,7 +610,7 @@ Backend &cudaBackend() {
   static std::string failure;
   std::call_once(once, [] {
     try {
-      backend = new CudaBackend();
+      backend = new Backend((new CudaDevice())->parts());
     } catch (const std::exception &e) {
       failure = e.what();
     }

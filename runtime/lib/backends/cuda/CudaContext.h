@@ -1,20 +1,21 @@
 //===- CudaContext.h - The CUDA backend's context ---------------*- C++ -*-===//
 //
-// What the CUDA backend (CudaBackend.cpp) and its NCCL collectives
-// (Nccl.cpp) share: the driver's entry points, the one context they make
-// current on each thread that calls them, the compute stream every use of
-// device memory is ordered on, and the driver's errors as messages. The
-// backend fills it when it opens the driver.
+// What the CUDA backend's parts share: its compute (CudaBackend.cpp), its
+// memory (CudaMemory.cpp) and its NCCL communicator (comm/nccl/Nccl.cpp):
+// the driver's entry points, the one context they make current on each
+// thread that calls them, the compute stream every use of device memory is
+// ordered on, and the driver's errors as messages. The backend fills it when
+// it opens the driver.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_CUDACONTEXT_H
-#define ZERO_RUNTIME_LIB_CUDACONTEXT_H
+#ifndef ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDACONTEXT_H
+#define ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDACONTEXT_H
 
 #ifdef ZERO_RUNTIME_HAVE_CUDA
 
-#include "Backend.h"
-#include "CudaSymbols.h"
+#include "Types.h"
+#include "backends/cuda/CudaSymbols.h"
 
 #include <string>
 
@@ -48,6 +49,11 @@ public:
     }
   }
 
+  /// A pointer to device memory as the driver takes it.
+  static CUdeviceptr device(const void *ptr) {
+    return reinterpret_cast<CUdeviceptr>(ptr);
+  }
+
   bool makeCurrentNoThrow() noexcept {
     if (currentOn == this)
       return true;
@@ -69,4 +75,4 @@ private:
 
 #endif // ZERO_RUNTIME_HAVE_CUDA
 
-#endif // ZERO_RUNTIME_LIB_CUDACONTEXT_H
+#endif // ZERO_RUNTIME_LIB_BACKENDS_CUDA_CUDACONTEXT_H

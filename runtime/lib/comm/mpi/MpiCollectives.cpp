@@ -1,7 +1,9 @@
 //===- MpiCollectives.cpp - Collectives of zero-runtime on MPI ------------===//
 //
-// The collectives over the world of Comm.cpp, on MPI (and the dispatch to
-// the backend's device collectives, and to a world of one's copy).
+// The collectives over the world of Comm.cpp on MPI: the Communicator of
+// host memory (Communicator.h), which Dispatch.cpp hands the collectives of
+// more than one rank that no backend's communicator takes, and the scalar
+// all-reduce of host values; their scratch and the communication arena.
 //
 // Reductions have one fixed order: every element of a result is combined in
 // rank order, x_0 op x_1 op ... op x_{N-1}, by exactly one rank, and copied
@@ -29,7 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommInternal.h"
+#include "comm/CommInternal.h"
 
 #include "zero/runtime.h"
 
@@ -271,36 +273,6 @@ int64_t validLength(int64_t start, int64_t n, int64_t length) {
   return std::clamp<int64_t>(length - start, 0, n);
 }
 
-/// Validates a collective's buffers; returns false when there is nothing to
-/// do (count 0 is a counted no-op).
-bool checkBuffers(const void *in, const void *out, int64_t count) {
-  if (count < 0)
-    throw Error("count = " + std::to_string(count) + " is negative");
-  if (count == 0)
-    return false;
-  if (!in)
-    throw Error("in is NULL");
-  if (!out)
-    throw Error("out is NULL");
-  return true;
-}
-
-/// count * factor elements of `elementBytes` as a byte count, or an error.
-std::size_t byteSize(int64_t count, int64_t factor, std::size_t elementBytes) {
-  __int128 bytes = (__int128)count * factor * (__int128)elementBytes;
-  if (bytes > (__int128)(SIZE_MAX / 2))
-    throw Error("count = " + std::to_string(count) +
-                " is too large: the buffer size overflows");
-  return static_cast<std::size_t>(bytes);
-}
-
-uintptr_t addr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
-
-bool overlap(const void *a, std::size_t aBytes, const void *b,
-             std::size_t bBytes) {
-  return addr(a) < addr(b) + bBytes && addr(b) < addr(a) + aBytes;
-}
-
 template <typename T> void combine(Op op, T &acc, T x) {
   if (op == Op::Sum) {
     acc += x;
@@ -341,42 +313,14 @@ void reduceInRankOrder(Op op, T *dst, int64_t valid, const T *recv, int64_t n,
   }
 }
 
-template <typename T> DType dtypeOf() {
-  if constexpr (std::is_same_v<T, float>)
-    return DType::F32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DType::F64;
-  else
-    return DType::BF16;
-}
-
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 
+/// The all-reduce of `count` elements on the world's N > 1 ranks.
 template <typename T>
-uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
-  if (!checkBuffers(in, out, count))
-    return 0;
-  std::size_t bytes = byteSize(count, 1, sizeof(T));
-  if (in != out && overlap(in, bytes, out, bytes))
-    throw Error("in and out overlap (in place needs out == in)");
-  std::unique_lock<std::mutex> lock;
-  World &w = worldForCollective(lock);
-  startCollective(w, "all_reduce");
+void allReduceOnMpi(World &w, Op op, const T *in, T *out, int64_t count) {
   const int N = w.size.load(), q = w.rank.load();
-  Backend *device = deviceFor(N);
-  if (N == 1 && !(device && deviceWorldOfOne())) {
-    if (in != out)
-      copyRuntimeBuffer(out, in, bytes);
-    return 0;
-  }
-  if (device) {
-    runOnDevice(w, *device,
-                {DeviceCollective::Kind::AllReduce, dtypeOf<T>(),
-                 op == Op::Max, in, out, count});
-    return zrt_collective_bytes_sent(ZRT_ALL_REDUCE, N, count, sizeof(T));
-  }
   const MPI_Datatype element = mpiType<T>();
   const int64_t L = count;
   const int64_t c = (L + N - 1) / N; // block length of the padded buffer
@@ -439,37 +383,13 @@ uint64_t allReduceImpl(Op op, const T *in, T *out, int64_t count) {
       }
     }
   }
-  return zrt_collective_bytes_sent(ZRT_ALL_REDUCE, N, count, sizeof(T));
 }
 
+/// The reduce-scatter (a sum) of `count` elements a rank on the world's
+/// N > 1 ranks.
 template <typename T>
-uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
-  if (!checkBuffers(in, out, count))
-    return 0;
-  std::unique_lock<std::mutex> lock;
-  World &w = worldForCollective(lock);
-  startCollective(w, "reduce_scatter");
+void reduceScatterOnMpi(World &w, const T *in, T *out, int64_t count) {
   const int N = w.size.load();
-  const std::size_t blockBytes = byteSize(count, 1, sizeof(T));
-  const std::size_t inBytes = byteSize(count, N, sizeof(T));
-  if (overlap(in, inBytes, out, blockBytes)) {
-    uintptr_t offset = addr(out) - addr(in);
-    if (addr(out) < addr(in) || offset % blockBytes != 0)
-      throw Error("out overlaps in other than at a block boundary (in place "
-                  "needs out == in + q * count, 0 <= q < N)");
-  }
-  Backend *device = deviceFor(N);
-  if (N == 1 && !(device && deviceWorldOfOne())) {
-    if (in != out)
-      copyRuntimeBuffer(out, in, blockBytes);
-    return 0;
-  }
-  if (device) {
-    runOnDevice(w, *device,
-                {DeviceCollective::Kind::ReduceScatter, dtypeOf<T>(), false,
-                 in, out, count});
-    return zrt_collective_bytes_sent(ZRT_REDUCE_SCATTER, N, count, sizeof(T));
-  }
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
   const ReductionScratch scratch =
@@ -486,35 +406,13 @@ uint64_t reduceScatterImpl(const T *in, T *out, int64_t count) {
                        static_cast<int>(n), element);
     reduceInRankOrder(Op::Sum, out + j, n, recvT, n, N);
   }
-  return zrt_collective_bytes_sent(ZRT_REDUCE_SCATTER, N, count, sizeof(T));
 }
 
+/// The all-gather of `count` elements a rank on the world's N > 1 ranks.
 template <typename T>
-uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
-  if (!checkBuffers(in, out, count))
-    return 0;
-  std::unique_lock<std::mutex> lock;
-  World &w = worldForCollective(lock);
-  startCollective(w, "all_gather");
-  const int N = w.size.load(), q = w.rank.load();
-  const std::size_t blockBytes = byteSize(count, 1, sizeof(T));
-  const std::size_t outBytes = byteSize(count, N, sizeof(T));
+void allGatherOnMpi(World &w, const T *in, T *out, int64_t count) {
+  const int q = w.rank.load();
   const bool inPlace = in == out + q * count;
-  if (!inPlace && overlap(in, blockBytes, out, outBytes))
-    throw Error("in and out overlap (in place needs in == out + rank * "
-                "count)");
-  Backend *device = deviceFor(N);
-  if (N == 1 && !(device && deviceWorldOfOne())) {
-    if (!inPlace)
-      copyRuntimeBuffer(out, in, blockBytes);
-    return 0;
-  }
-  if (device) {
-    runOnDevice(w, *device,
-                {DeviceCollective::Kind::AllGather, dtypeOf<T>(), false, in,
-                 out, count});
-    return zrt_collective_bytes_sent(ZRT_ALL_GATHER, N, count, sizeof(T));
-  }
   const MPI_Datatype element = mpiType<T>();
   const int64_t c = count;
   // No temporary: segments only keep counts within an int.
@@ -529,7 +427,6 @@ uint64_t allGatherImpl(const T *in, T *out, int64_t count) {
       allgather(w, in + j, static_cast<int>(n), element, out + j,
                           pieces.count, pieces.type);
   }
-  return zrt_collective_bytes_sent(ZRT_ALL_GATHER, N, count, sizeof(T));
 }
 
 template <typename T>
@@ -561,44 +458,61 @@ uint64_t allReduceScalarImpl(Op op, T *value, bool counted = true) {
   return zrt_collective_bytes_sent(ZRT_SCALAR_ALL_REDUCE, N, 1, sizeof(T));
 }
 
+//===----------------------------------------------------------------------===//
+// The communicator
+//===----------------------------------------------------------------------===//
+
+/// The collectives of host memory on the world's MPI (Communicator.h).
+/// start() runs a collective to its end, each exchange waited for with the
+/// world's deadline (waitFor), so done() is true at once and nothing is
+/// ever left to abort; the asynchrony of a started collective is the
+/// communication thread's (CommQueue.h). The world makes and frees MPI's
+/// communicator itself, so open() and close() are the interface's no-ops,
+/// and host memory has no compute stream to mark.
+class MpiCommunicator final : public Communicator {
+public:
+  int64_t start(const CollectiveArgs &c, int64_t /*mark*/) override {
+    if (c.dtype == DType::F32)
+      run<float>(c);
+    else if (c.dtype == DType::BF16)
+      run<BF16>(c);
+    else
+      run<double>(c);
+    return 0;
+  }
+
+  bool done(int64_t /*handle*/) override { return true; }
+
+  void abort() noexcept override {}
+
+private:
+  template <typename T> static void run(const CollectiveArgs &c) {
+    World &w = world();
+    const auto *in = static_cast<const T *>(c.in);
+    auto *out = static_cast<T *>(c.out);
+    switch (c.kind) {
+    case CollectiveArgs::Kind::AllReduce:
+      allReduceOnMpi(w, c.max ? Op::Max : Op::Sum, in, out, c.count);
+      break;
+    case CollectiveArgs::Kind::ReduceScatter:
+      reduceScatterOnMpi(w, in, out, c.count);
+      break;
+    case CollectiveArgs::Kind::AllGather:
+      allGatherOnMpi(w, in, out, c.count);
+      break;
+    }
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Interface
 //===----------------------------------------------------------------------===//
 
-uint64_t allReduce(DType dtype, Op op, const void *in, void *out,
-                   int64_t count) {
-  if (dtype == DType::F32)
-    return allReduceImpl(op, static_cast<const float *>(in),
-                         static_cast<float *>(out), count);
-  if (dtype == DType::BF16)
-    return allReduceImpl(op, static_cast<const BF16 *>(in),
-                         static_cast<BF16 *>(out), count);
-  return allReduceImpl(op, static_cast<const double *>(in),
-                       static_cast<double *>(out), count);
-}
-
-uint64_t reduceScatter(DType dtype, const void *in, void *out, int64_t count) {
-  if (dtype == DType::F32)
-    return reduceScatterImpl(static_cast<const float *>(in),
-                             static_cast<float *>(out), count);
-  if (dtype == DType::BF16)
-    return reduceScatterImpl(static_cast<const BF16 *>(in),
-                             static_cast<BF16 *>(out), count);
-  return reduceScatterImpl(static_cast<const double *>(in),
-                           static_cast<double *>(out), count);
-}
-
-uint64_t allGather(DType dtype, const void *in, void *out, int64_t count) {
-  if (dtype == DType::F32)
-    return allGatherImpl(static_cast<const float *>(in),
-                         static_cast<float *>(out), count);
-  if (dtype == DType::BF16)
-    return allGatherImpl(static_cast<const BF16 *>(in),
-                         static_cast<BF16 *>(out), count);
-  return allGatherImpl(static_cast<const double *>(in),
-                       static_cast<double *>(out), count);
+Communicator &mpiCommunicator() {
+  static Communicator *instance = new MpiCommunicator();
+  return *instance;
 }
 
 uint64_t allReduceScalar(DType dtype, Op op, void *value) {

@@ -1,20 +1,22 @@
 //===- CommInternal.h - The world as the collectives use it -----*- C++ -*-===//
 //
-// What Comm.cpp (the world: set-up, waits with a deadline, stall reports,
-// device collectives) shares with MpiCollectives.cpp (the MPI algorithms):
-// the world's state and lock, the check of an MPI return code, and the wait
-// for a posted MPI request. Only those two files include it, so only they
-// see MPI's types (through Mpi.h's table).
+// What the comm layer's files share: Comm.cpp (the world: set-up, waits
+// with a deadline, stall reports, a communicator's start and wait),
+// Dispatch.cpp (which communicator runs a collective) and
+// mpi/MpiCollectives.cpp (the MPI algorithms): the world's state and lock,
+// the check of an MPI return code, the wait for a posted MPI request, and
+// the communicators. Only these files include it, so only they see MPI's
+// types (through Mpi.h's table).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_COMMINTERNAL_H
-#define ZERO_RUNTIME_LIB_COMMINTERNAL_H
+#ifndef ZERO_RUNTIME_LIB_COMM_COMMINTERNAL_H
+#define ZERO_RUNTIME_LIB_COMM_COMMINTERNAL_H
 
-#include "Comm.h"
+#include "comm/Comm.h"
 
 // MPI through a table filled at run time (a world of one never opens it).
-#include "Mpi.h"
+#include "comm/mpi/Mpi.h"
 
 #include <atomic>
 #include <cstdint>
@@ -70,25 +72,36 @@ void startCollective(World &w, const char *name);
 /// names the MPI call that posted it in error messages.
 void waitFor(World &w, MPI_Request &request, const char *what);
 
-/// Test hook: a world of one runs the collectives of device memory
-/// through the backend's device collectives (NCCL with one rank) instead
-/// of copying, which is the only way a machine with one GPU runs that path
-/// (unittests/RuntimeCudaTest.cpp).
+/// Test hook: a world of one runs the collectives of device memory on the
+/// backend's communicator (NCCL with one rank) instead of copying, which is
+/// the only way a machine with one GPU runs that path
+/// (runtime/test/RuntimeCudaTest.cpp).
 bool deviceWorldOfOne();
 
-/// The backend whose device collectives a collective over `N` ranks runs
-/// on (its buffers are device memory and the world has several ranks, or
-/// the hook asks for it), else null: MPI's, or a world of one's copy.
+/// The backend on whose communicator a collective over `N` ranks runs (its
+/// buffers are device memory and the world has several ranks, or the hook
+/// asks for it), else null: MPI's, or a world of one's copy.
 Backend *deviceFor(int N);
 
-/// A collective of device memory: the backend's (NCCL on a communication
-/// stream), after the compute work queued before it was started; its
-/// communicator is made on the first one, from an id rank 0 broadcasts
-/// over MPI. Waited for here with the deadline of every collective: past
-/// it, the communicator is aborted and the job ends as timedOut ends it.
-/// The caller holds w.mutex.
-void runOnDevice(World &w, Backend &b, const DeviceCollective &c);
+/// Starts `c` on `communicator` after the compute work up to `mark`
+/// (Communicator::start) and waits for it with the deadline of every
+/// collective: past it, the communicator is aborted and the job ends as
+/// timedOut ends it. The caller holds w.mutex.
+void runOn(World &w, Communicator &communicator, const CollectiveArgs &c,
+           int64_t mark);
+
+/// A collective of device memory: on the backend's communicator (NCCL on a
+/// communication stream), after the compute work queued before it was
+/// started (the mark setStartMark left); the communicator is made on the
+/// first one, from an id rank 0 broadcasts over MPI. The caller holds
+/// w.mutex.
+void runOnDevice(World &w, Backend &b, const CollectiveArgs &c);
+
+/// The Communicator of host memory on the world's MPI
+/// (mpi/MpiCollectives.cpp): what runs a collective of several ranks that
+/// no backend's communicator takes.
+Communicator &mpiCommunicator();
 
 } // namespace zero::runtime::comm
 
-#endif // ZERO_RUNTIME_LIB_COMMINTERNAL_H
+#endif // ZERO_RUNTIME_LIB_COMM_COMMINTERNAL_H

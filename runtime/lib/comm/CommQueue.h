@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_LIB_COMMQUEUE_H
-#define ZERO_RUNTIME_LIB_COMMQUEUE_H
+#ifndef ZERO_RUNTIME_LIB_COMM_COMMQUEUE_H
+#define ZERO_RUNTIME_LIB_COMM_COMMQUEUE_H
 
 #include <condition_variable>
 #include <cstdint>
@@ -81,4 +81,4 @@ private:
 
 } // namespace zero::runtime
 
-#endif // ZERO_RUNTIME_LIB_COMMQUEUE_H
+#endif // ZERO_RUNTIME_LIB_COMM_COMMQUEUE_H
