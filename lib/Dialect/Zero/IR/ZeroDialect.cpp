@@ -1,8 +1,9 @@
 //===- ZeroDialect.cpp - zero dialect ---------------------------*- C++ -*-===//
 //
-// The dialect registration and the per-attribute checks of the training-step
-// contract attributes. Each check looks at one attribute where it is attached;
-// the contract as a whole (roles, pairing, types) is zero-verify's job.
+// The dialect registration, its attributes (`#zero.layout`) and the
+// per-attribute checks of the training-step contract attributes. Each check
+// looks at one attribute where it is attached; the contract as a whole
+// (roles, pairing, types) is zero-verify's job.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,12 +15,40 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include "zero/runtime.h"
 
 using namespace mlir;
 using namespace mlir::zero;
 
 #include "zero/Dialect/Zero/IR/ZeroOpsDialect.cpp.inc"
+
+#include "zero/Dialect/Zero/IR/ZeroEnums.cpp.inc"
+
+/// `[3, 5]`, `[]` for a 0-d parameter: a layout's shape.
+static ParseResult parseShape(AsmParser &parser, SmallVector<int64_t> &shape) {
+  auto parseDim = [&]() -> ParseResult {
+    int64_t dim;
+    if (parser.parseInteger(dim))
+      return failure();
+    shape.push_back(dim);
+    return success();
+  };
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim);
+}
+
+static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
+  printer << '[';
+  llvm::interleaveComma(shape, printer);
+  printer << ']';
+}
+
+#define GET_ATTRDEF_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroAttrs.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
@@ -28,6 +57,10 @@ using namespace mlir::zero;
 #include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
 
 void ZeroDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "zero/Dialect/Zero/IR/ZeroAttrs.cpp.inc"
+      >();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "zero/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
@@ -448,6 +481,66 @@ void WaitOp::getEffects(
       effects.emplace_back(MemoryEffects::Write::get(), &operand,
                            SideEffects::DefaultResource::get());
     }
+}
+
+//===----------------------------------------------------------------------===//
+// The flat layout (#zero.layout) and zero.manifest
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringAttr name, ArrayRef<int64_t> shape,
+                                 int64_t numel, int64_t padded, int64_t shard,
+                                 ShardedParts sharded,
+                                 std::optional<int64_t> gradBytes) {
+  if (!name || name.getValue().empty())
+    return emitError() << "#zero.layout needs the parameter's name, e.g. "
+                          "name = \"fc0.weight\"";
+  auto layoutOf = [&]() {
+    return emitError() << "#zero.layout of '" << name.getValue() << "' ";
+  };
+  std::optional<int64_t> product = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return layoutOf() << "has shape [" << shape
+                        << "]; a layout is of a static shape (sizes >= 0)";
+    product = product ? llvm::checkedMul(*product, dim) : std::nullopt;
+  }
+  if (!product)
+    return layoutOf() << "has shape [" << shape
+                      << "], whose number of elements overflows int64";
+  if (*product != numel)
+    return layoutOf() << "has numel = " << numel << ", but shape [" << shape
+                      << "] has " << *product << " elements";
+  if (gradBytes && *gradBytes < 1)
+    return layoutOf() << "has grad_bytes = " << *gradBytes
+                      << "; it is the bytes per element of a gradient wider "
+                         "than the parameter, a positive number (without "
+                         "it, the parameter's)";
+  return success();
+}
+
+LogicalResult
+LayoutAttr::verifyWorldSize(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t worldSize) const {
+  int64_t padded, shard;
+  if (zrt_flat_layout(getNumel(), worldSize, &padded, &shard) != 0)
+    return emitError() << "layout of '" << getName().getValue()
+                       << "': " << getNumel()
+                       << " elements padded to a multiple of " << worldSize
+                       << " overflow int64";
+  if (getPadded() != padded)
+    return emitError() << "layout of '" << getName().getValue()
+                       << "' has padded = " << getPadded() << "; its "
+                       << getNumel() << " elements on " << worldSize
+                       << " ranks (zero.world_size) pad to " << padded
+                       << ", the least multiple of " << worldSize
+                       << " at or above " << getNumel();
+  if (getShard() != shard)
+    return emitError() << "layout of '" << getName().getValue()
+                       << "' has shard = " << getShard() << "; padded / "
+                       << "zero.world_size is " << padded << " / " << worldSize
+                       << " = " << shard;
+  return success();
 }
 
 namespace {

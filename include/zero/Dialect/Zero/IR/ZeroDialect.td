@@ -68,6 +68,7 @@ def Zero_Dialect : Dialect {
     "::mlir::StringAttr":$space
   );
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
