@@ -2,8 +2,9 @@
 //
 // The dialect registration, its attributes (`#zero.layout`) and the
 // per-attribute checks of the training-step contract attributes. Each check
-// looks at one attribute where it is attached; the contract as a whole
-// (roles, pairing, types) is zero-verify's job.
+// looks at one attribute where it is attached (`zero.manifest` with the
+// `zero.world_size` its layouts are for); the contract as a whole (roles,
+// pairing, types) is zero-verify's job.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -544,6 +546,40 @@ LayoutAttr::verifyWorldSize(function_ref<InFlightDiagnostic()> emitError,
 }
 
 namespace {
+/// Checks that `manifest` holds one #zero.layout per parameter, each named
+/// once and laid out for the `zero.world_size` beside it.
+LogicalResult verifyManifest(Operation *op, ArrayAttr manifest) {
+  auto world = op->getAttrOfType<IntegerAttr>(
+      ZeroDialect::WorldSizeAttrHelper::getNameStr());
+  if (!world)
+    return op->emitOpError() << "'zero.manifest' needs an integer "
+                                "'zero.world_size' beside it, the number of "
+                                "ranks its layouts are for";
+  int64_t worldSize = world.getInt();
+  if (worldSize < 1)
+    return op->emitOpError() << "'zero.manifest' is laid out for "
+                                "zero.world_size = "
+                             << worldSize << "; a world has at least one rank";
+  llvm::StringSet<> names;
+  for (auto [i, element] : llvm::enumerate(manifest)) {
+    auto layout = dyn_cast<LayoutAttr>(element);
+    if (!layout)
+      return op->emitOpError()
+             << "'zero.manifest' element #" << i << " is " << element
+             << ", not a #zero.layout (one per parameter, #zero.layout<name "
+                "= \"w\", shape = [4], numel = 4, padded = 4, shard = 2, "
+                "sharded = states>)";
+    if (!names.insert(layout.getName().getValue()).second)
+      return op->emitOpError() << "'zero.manifest' lays out '"
+                               << layout.getName().getValue() << "' twice";
+    if (failed(layout.verifyWorldSize(
+            [&] { return op->emitOpError() << "'zero.manifest': "; },
+            worldSize)))
+      return failure();
+  }
+  return success();
+}
+
 enum class Site { Operation, Argument, Result };
 
 /// Checks that `attr` holds a non-empty string.
@@ -658,7 +694,7 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
     if (isManifest ? !isa<ArrayAttr>(attr.getValue())
                    : !isa<IntegerAttr>(attr.getValue()))
       return emitError() << "'" << name << "' must be "
-                         << (isManifest ? "an array of dictionaries"
+                         << (isManifest ? "an array of #zero.layout"
                                         : "an integer");
     return success();
   }
@@ -777,8 +813,13 @@ LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError()
            << "'zero.role' belongs on a func.func, not on '"
            << op->getName() << "'";
-  return verifyZeroAttr([&] { return op->emitOpError(); }, attr,
-                        Site::Operation);
+  if (failed(verifyZeroAttr([&] { return op->emitOpError(); }, attr,
+                            Site::Operation)))
+    return failure();
+  // The layouts' rule needs the world size beside them.
+  if (attr.getName().getValue() == ManifestAttrHelper::getNameStr())
+    return verifyManifest(op, cast<ArrayAttr>(attr.getValue()));
+  return success();
 }
 
 LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,
