@@ -348,18 +348,11 @@ LogicalResult simulate(Block &block, Live &live,
   return success();
 }
 
-/// The step's stage, world size and manifest, read with a located error
-/// for anything missing or of the wrong type (a hand-written manifest is
-/// not to be trusted).
-struct ManifestEntry {
-  int64_t numel, padded, shard;
-  /// Bytes per element of the gradient the step holds (zero-partition's
-  /// `grad_bytes`: an f32 accumulator of bf16 gradients); 0: the
-  /// parameter's.
-  int64_t gradBytes;
-};
-LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
-                           SmallVectorImpl<ManifestEntry> &entries) {
+/// The step's stage and world size, which the report prints beside the
+/// manifest's accounting, read with a located error for anything missing
+/// (a hand-written step is not to be trusted). The dialect has checked the
+/// manifest's layouts against the world size.
+LogicalResult readStage(func::FuncOp fn, StepMemory &r) {
   auto stage = fn->getAttrOfType<IntegerAttr>(
       ZeroDialect::StageAttrHelper::getNameStr());
   auto world = fn->getAttrOfType<IntegerAttr>(
@@ -378,32 +371,6 @@ LogicalResult readManifest(func::FuncOp fn, ArrayAttr manifest, StepMemory &r,
                             << " and zero.world_size = " << r.worldSize
                             << "; the stage must be 0 to 3 and the world "
                                "size at least 1";
-  for (auto [i, a] : llvm::enumerate(manifest)) {
-    auto d = dyn_cast<DictionaryAttr>(a);
-    auto get = [&](StringRef key) -> std::optional<int64_t> {
-      auto v = d ? d.getAs<IntegerAttr>(key) : IntegerAttr();
-      if (!v || v.getInt() < 0)
-        return std::nullopt;
-      return v.getInt();
-    };
-    std::optional<int64_t> numel = get("numel"), padded = get("padded"),
-                           shard = get("shard");
-    if (!numel || !padded || !shard)
-      return fn.emitOpError()
-             << "zero.manifest entry #" << i << " (" << a
-             << ") is not a dictionary with non-negative integer 'numel', "
-                "'padded' and 'shard'";
-    int64_t gradBytes = 0;
-    if (d.get("grad_bytes")) {
-      std::optional<int64_t> g = get("grad_bytes");
-      if (!g || *g == 0)
-        return fn.emitOpError()
-               << "zero.manifest entry #" << i << " (" << a
-               << ") has a 'grad_bytes' that is not a positive integer";
-      gradBytes = *g;
-    }
-    entries.push_back({*numel, *padded, *shard, gradBytes});
-  }
   return success();
 }
 
@@ -496,40 +463,36 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   int64_t argTotal = live.total;
   for (StringRef k : {"params", "grads", "optimizer_states"})
     r.modelStates[k] = r.arguments.lookup(k);
-  if (Attribute attr =
-          fn->getAttr(ZeroDialect::ManifestAttrHelper::getNameStr())) {
-    auto manifest = dyn_cast<ArrayAttr>(attr);
-    if (!manifest)
-      return fn.emitOpError() << "has a zero.manifest that is not an array";
-    SmallVector<ManifestEntry> entries;
-    if (failed(readManifest(fn, manifest, r, entries)))
+  if (auto manifest = fn->getAttrOfType<ArrayAttr>(
+          ZeroDialect::ManifestAttrHelper::getNameStr())) {
+    if (failed(readStage(fn, r)))
       return failure();
     // ZeRO accounting (Rajbhandari et al.): the sharded terms divided by
-    // N, padding included. States are the arguments as partitioned.
-    // Gradients count at the bytes the step holds them in (an
-    // accumulator's, where the manifest gives one).
-    std::optional<int64_t> fullElems = 0, shardElems = 0;
-    std::optional<int64_t> gradBytes = 0;
+    // N, padding included, as each layout says which parts are sharded
+    // (zero-partition's decision). States are the arguments as
+    // partitioned. Parameters count as shards also where the step takes
+    // them so after zero-schedule deferred their gathers. Gradients count
+    // at the bytes the step holds them in (an accumulator's, where the
+    // layout gives one).
+    std::optional<int64_t> paramElems = 0, gradBytes = 0;
     int64_t largest = 0;
-    for (const ManifestEntry &m : entries) {
-      fullElems =
-          fullElems ? llvm::checkedAdd(*fullElems, m.numel) : std::nullopt;
-      shardElems =
-          shardElems ? llvm::checkedAdd(*shardElems, m.shard) : std::nullopt;
-      largest = std::max(largest, m.padded);
-      std::optional<int64_t> g = llvm::checkedMul(
-          r.stage >= 2 ? m.shard : m.numel,
-          m.gradBytes ? m.gradBytes : paramEltBytes);
+    for (LayoutAttr m : manifest.getAsRange<LayoutAttr>()) {
+      int64_t elems =
+          m.paramsSharded() || paramsSharded ? m.getShard() : m.getNumel();
+      paramElems =
+          paramElems ? llvm::checkedAdd(*paramElems, elems) : std::nullopt;
+      largest = std::max(largest, m.getPadded());
+      std::optional<int64_t> g =
+          llvm::checkedMul(m.gradsSharded() ? m.getShard() : m.getNumel(),
+                           m.getGradBytes().value_or(paramEltBytes));
       gradBytes = gradBytes && g ? llvm::checkedAdd(*gradBytes, *g)
                                  : std::nullopt;
     }
     std::optional<int64_t> largestBytes =
         llvm::checkedMul(largest, paramEltBytes);
-    auto bytesOfElems = [&](std::optional<int64_t> elems) {
-      return elems ? llvm::checkedMul(*elems, paramEltBytes) : std::nullopt;
-    };
     std::optional<int64_t> params =
-        bytesOfElems(r.stage >= 3 || paramsSharded ? shardElems : fullElems);
+        paramElems ? llvm::checkedMul(*paramElems, paramEltBytes)
+                   : std::nullopt;
     std::optional<int64_t> grads = gradBytes;
     if (!largestBytes || !params || !grads)
       return overflow("the model-state bytes of the manifest");

@@ -230,32 +230,14 @@ LogicalResult AbiBuilder::collectParams(ArrayRef<func::FuncOp> entries) {
     if (stage < 0 || stage > 3 || worldSize < 1)
       return train.emitOpError() << "has stage " << stage << " and world size "
                                  << worldSize << "; expected 0-3 and >= 1";
-    for (Attribute entry : train->getAttrOfType<ArrayAttr>(
-             ZeroDialect::ManifestAttrHelper::getNameStr())) {
-      auto dict = dyn_cast<DictionaryAttr>(entry);
-      auto name = dict ? dict.getAs<StringAttr>("name") : StringAttr();
-      auto shape = dict ? dict.getAs<DenseI64ArrayAttr>("shape")
-                        : DenseI64ArrayAttr();
-      auto numel = dict ? dict.getAs<IntegerAttr>("numel") : IntegerAttr();
-      auto padded = dict ? dict.getAs<IntegerAttr>("padded") : IntegerAttr();
-      auto shard = dict ? dict.getAs<IntegerAttr>("shard") : IntegerAttr();
-      if (!name || !shape || !numel || !padded || !shard)
-        return train.emitOpError()
-               << "has a zero.manifest entry without name, shape, numel, "
-                  "padded and shard: "
-               << entry;
-      if (numel.getInt() < 0 || shard.getInt() < 0 ||
-          padded.getInt() != shard.getInt() * worldSize ||
-          padded.getInt() < numel.getInt())
-        return train.emitOpError()
-               << "has an inconsistent zero.manifest entry for '"
-               << name.getValue() << "': numel " << numel.getInt()
-               << ", padded " << padded.getInt() << ", shard "
-               << shard.getInt() << " at world size " << worldSize;
-      if (failed(addParam(name.getValue(), shape.asArrayRef(), numel.getInt(),
-                          padded.getInt(), shard.getInt())))
+    // Each layout was checked against the world size by the dialect.
+    auto manifest = train->getAttrOfType<ArrayAttr>(
+        ZeroDialect::ManifestAttrHelper::getNameStr());
+    for (LayoutAttr layout : manifest.getAsRange<LayoutAttr>())
+      if (failed(addParam(layout.getName().getValue(), layout.getShape(),
+                          layout.getNumel(), layout.getPadded(),
+                          layout.getShard())))
         return failure();
-    }
     return success();
   }
   // Unpartitioned: parameters in the order of their first appearance.

@@ -121,9 +121,23 @@ private:
   Value reduceScatter(OpBuilder &b, Value g, std::optional<double> factor = {});
 
   /// Whether train_step takes and returns this rank's shard of each
-  /// parameter (stage 3) and of each optimizer state (stages 1-3).
+  /// parameter (stage 3) and of each optimizer state (stages 1-3), and
+  /// whether it reduces each gradient to this rank's shard as soon as it
+  /// exists and holds only that (stages 2-3). The one place that decides
+  /// what a stage shards; each #zero.layout of the manifest records it.
   bool shardParams() const { return stage >= 3; }
+  bool shardGrads() const { return stage >= 2; }
   bool shardStates() const { return stage >= 1; }
+  ShardedParts shardedParts() const {
+    ShardedParts parts = ShardedParts::none;
+    if (shardParams())
+      parts |= ShardedParts::params;
+    if (shardGrads())
+      parts |= ShardedParts::grads;
+    if (shardStates())
+      parts |= ShardedParts::states;
+    return parts;
+  }
 
   /// train_step's arguments in order: params, states, batch, hypers.
   Value paramArg(unsigned i) const { return trainBody->getArgument(i); }
@@ -679,20 +693,15 @@ func::FuncOp Partitioner::createTrainStep(OpBuilder &b, const Signature &sig) {
   SmallVector<Attribute> manifest;
   for (const ParamInfo &p : step.params) {
     Layout l = layoutOf(p.type.getShape());
-    SmallVector<NamedAttribute> entry{
-        b.getNamedAttr("name", b.getStringAttr(p.name)),
-        b.getNamedAttr("shape", b.getDenseI64ArrayAttr(p.type.getShape())),
-        b.getNamedAttr("numel", b.getI64IntegerAttr(l.numel)),
-        b.getNamedAttr("padded", b.getI64IntegerAttr(l.padded)),
-        b.getNamedAttr("shard", b.getI64IntegerAttr(l.shard))};
     // A gradient held across micro-batches in a wider accumulator: its
     // bytes per element, for the model-state accounting.
+    std::optional<int64_t> gradBytes;
     RankedTensorType acc = accumulatorType(p.type);
     if (accumulate > 1 && acc != p.type)
-      entry.push_back(b.getNamedAttr(
-          "grad_bytes",
-          b.getI64IntegerAttr(acc.getElementTypeBitWidth() / 8)));
-    manifest.push_back(b.getDictionaryAttr(entry));
+      gradBytes = acc.getElementTypeBitWidth() / 8;
+    manifest.push_back(LayoutAttr::get(ctx, b.getStringAttr(p.name),
+                                       p.type.getShape(), l.numel, l.padded,
+                                       l.shard, shardedParts(), gradBytes));
   }
   train->setAttr(ZeroDialect::ManifestAttrHelper::getNameStr(),
                  b.getArrayAttr(manifest));
@@ -712,8 +721,9 @@ LogicalResult Partitioner::beginAccumulation(OpBuilder &b) {
            << fb.getResultTypes()[step.lossResult];
   SmallVector<Value> inits{zeros(b, accumulatorType(lossType))};
   for (const ParamInfo &p : step.params)
-    inits.push_back(zeros(
-        b, accumulatorType(stage >= 2 ? shardType(p.type) : p.type), "grads"));
+    inits.push_back(
+        zeros(b, accumulatorType(shardGrads() ? shardType(p.type) : p.type),
+              "grads"));
   Value lb = arith::ConstantIndexOp::create(b, loc, 0);
   Value ub = arith::ConstantIndexOp::create(b, loc, accumulate);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -789,7 +799,7 @@ void Partitioner::endAccumulation(OpBuilder &b, ForwardBackward &fwd) {
       gb.setInsertionPointAfter(def);
     else
       gb.setInsertionPointToEnd(fbBlock);
-    if (stage >= 2)
+    if (shardGrads())
       g = reduceScatter(gb, g, 1.0);
     yielded.push_back(accumulateInto(gb, loop.getRegionIterArgs()[i + 1], g));
   }
@@ -815,12 +825,12 @@ SmallVector<Value> Partitioner::reduceGradients(ArrayRef<Value> grads) {
     Value g = grads[i];
     OpBuilder gb(ctx);
     Operation *def = g.getDefiningOp();
-    if (stage >= 2 && def && def->getBlock() == trainBody && !loop)
+    if (shardGrads() && def && def->getBlock() == trainBody && !loop)
       gb.setInsertionPointAfter(def);
     else
       gb.setInsertionPointToEnd(trainBody);
     Type element = p.type.getElementType();
-    if (loop && stage >= 2) {
+    if (loop && shardGrads()) {
       // Reduced in the loop already; an f32 accumulator of a bf16 gradient
       // is scaled in f32 and rounded once.
       optGrads[i] = narrow(gb, g, element, mean, "grads");

@@ -48,7 +48,7 @@
 // REPORT: remark: zero-memory-report: stage 2 on 2 ranks: {{.*}}, comm 864)
 func.func @runs(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<200xf32>, %b: memref<8xf64>, %c: memref<7xf32>)
     attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
-                zero.manifest = [{name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
+                zero.manifest = [#zero.layout<name = "w", shape = [4], numel = 4, padded = 4, shard = 2, sharded = grads|states>]} {
   %s1 = memref.alloc() : memref<4xf64>
   %t1 = zero.reduce_scatter_start %b into %s1 : memref<8xf64> into memref<4xf64>
   %s2 = memref.alloc() : memref<100xf32>
@@ -78,7 +78,7 @@ func.func @runs(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<2
 // REPORT: remark: zero-memory-report: stage 2 on 2 ranks: {{.*}}, comm 800)
 func.func @largest_first(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a: memref<200xf32>, %b: memref<8xf64>, %x: memref<f64>)
     attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
-                zero.manifest = [{name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
+                zero.manifest = [#zero.layout<name = "w", shape = [4], numel = 4, padded = 4, shard = 2, sharded = grads|states>]} {
   %s2 = memref.alloc() : memref<100xf32>
   %t2 = zero.reduce_scatter_start %a into %s2 : memref<200xf32> into memref<100xf32>
   %s1 = memref.alloc() : memref<4xf64>
@@ -100,7 +100,7 @@ func.func @largest_first(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %a:
 // REPORT: remark: zero-memory-report: stage 2 on 2 ranks: {{.*}}, comm 64)
 func.func @scalar_inside(%w: memref<2xf32> {zero.param = "w", zero.sharded}, %b: memref<8xf64>, %x: memref<f64>)
     attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
-                zero.manifest = [{name = "w", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
+                zero.manifest = [#zero.layout<name = "w", shape = [4], numel = 4, padded = 4, shard = 2, sharded = grads|states>]} {
   %s1 = memref.alloc() : memref<4xf64>
   %t1 = zero.reduce_scatter_start %b into %s1 : memref<8xf64> into memref<4xf64>
   zero.all_reduce %x into %x : memref<f64> into memref<f64>

@@ -13,11 +13,11 @@
 
 // A rank-0 parameter: its one-element slice is a memref<1xf32> argument.
 // CHECK-LABEL: llvm.func @train_step(
-// CHECK-SAME:    zero.manifest = [{name = "scale"
+// CHECK-SAME:    zero.manifest = [#zero.layout<name = "scale"
 
 // Hyper-parameters as 0-d tensors: memref<f32> descriptors (ptr, ptr, offset).
 // CHECK-LABEL: llvm.func @train_step(
-// CHECK-SAME:    zero.manifest = [{name = "w"
+// CHECK-SAME:    zero.manifest = [#zero.layout<name = "w"
 // CHECK:         llvm.intr.pow
 
 // cf.assert survives: a branch to puts(message) and abort().
@@ -25,7 +25,7 @@
 // CHECK:         llvm.func @puts(!llvm.ptr)
 // CHECK:         llvm.mlir.global private constant @assert_msg
 // CHECK-LABEL: llvm.func @train_step(
-// CHECK-SAME:    zero.manifest = [{name = "emb"
+// CHECK-SAME:    zero.manifest = [#zero.layout<name = "emb"
 // CHECK:         llvm.cond_br %{{.*}}, ^[[OK:.*]], ^[[FAIL:.*]]
 // CHECK:       ^[[FAIL]]:
 // CHECK:         llvm.call @puts

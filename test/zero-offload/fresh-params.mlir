@@ -19,7 +19,7 @@ module {
           tensor<4xbf16> {zero.param = "w", zero.sharded},
           tensor<4xf32> {zero.state = {kind = "master", param = "w"}, zero.sharded})
       attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
-                  zero.manifest = [{name = "w", numel = 8 : i64, padded = 8 : i64, shape = array<i64: 8>, shard = 4 : i64}]} {
+                  zero.manifest = [#zero.layout<name = "w", shape = [8], numel = 8, padded = 8, shard = 4, sharded = params|grads|states>]} {
     %gw = shard.all_gather %w on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<4xbf16> -> tensor<8xbf16>
     %e = tensor.empty() : tensor<f32>
     %z = arith.constant 0.0 : f32

@@ -60,7 +60,7 @@ module {
       -> (tensor<f32> {zero.loss}, tensor<8xf32> {zero.param = "w"},
           tensor<4xf32> {zero.sharded, zero.state = {kind = "exp_avg", param = "w"}})
       attributes {zero.role = "train_step", zero.stage = 2 : i64, zero.world_size = 2 : i64,
-                  zero.manifest = [{name = "w", shape = array<i64: 8>, numel = 8 : i64, padded = 8 : i64, shard = 4 : i64}]} {
+                  zero.manifest = [#zero.layout<name = "w", shape = [8], numel = 8, padded = 8, shard = 4, sharded = grads|states>]} {
     %e = tensor.empty() : tensor<f32>
     %z = arith.constant 0.0 : f32
     %f = linalg.fill ins(%z : f32) outs(%e : tensor<f32>) -> tensor<f32>

@@ -23,8 +23,8 @@ module {
           tensor<4xf32> {zero.state = {kind = "momentum", param = "w"}, zero.sharded},
           tensor<2xf32> {zero.state = {kind = "momentum", param = "v"}, zero.sharded})
       attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
-                  zero.manifest = [{name = "w", numel = 8 : i64, padded = 8 : i64, shape = array<i64: 8>, shard = 4 : i64},
-                                   {name = "v", numel = 4 : i64, padded = 4 : i64, shape = array<i64: 4>, shard = 2 : i64}]} {
+                  zero.manifest = [#zero.layout<name = "w", shape = [8], numel = 8, padded = 8, shard = 4, sharded = params|grads|states>,
+                                   #zero.layout<name = "v", shape = [4], numel = 4, padded = 4, shard = 2, sharded = params|grads|states>]} {
     %gw = shard.all_gather %w on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<4xf32> -> tensor<8xf32>
     %gv = shard.all_gather %v on @zero_grid grid_axes = [0] gather_axis = 0 {zero.category = "params"} : tensor<2xf32> -> tensor<4xf32>
     %e = tensor.empty() : tensor<f32>

@@ -16,7 +16,7 @@
 // zero-memory-report's model-state accounting counts the gradients at them
 // (stage 0: 25 elements x 4 bytes, next to 25 x 2 of bf16 parameters).
 // RUN: sed 's/f32/bf16/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=2 world-size=2 accumulate=3" | FileCheck %s --check-prefix=MANIFEST
-// MANIFEST: zero.manifest = [{grad_bytes = 4 : i64, name = "w1"{{.*}}}, {grad_bytes = 4 : i64, name = "w2"
+// MANIFEST: zero.manifest = [#zero.layout<name = "w1", {{.*}}, grad_bytes = 4>, #zero.layout<name = "w2", {{.*}}, grad_bytes = 4>]
 // RUN: sed 's/f32/bf16/g' %S/Inputs/two-layer.mlir | zero-opt --zero-partition="stage=0 world-size=2 accumulate=3" --zero-bufferize-step --zero-memory-report=output=- -o /dev/null | FileCheck %s --check-prefix=STATES
 // STATES:      "model_state_bytes": {
 // STATES-NEXT:   "grads": 100,

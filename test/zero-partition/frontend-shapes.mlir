@@ -15,7 +15,7 @@
 // S3-SAME:       %[[S:.*]]: tensor<1xf32> {zero.param = "scale", zero.sharded}
 // S1-SAME:       tensor<1xf32> {zero.sharded, zero.state = {kind = "momentum", param = "scale"}}
 // S3-SAME:       -> (tensor<f32> {zero.loss}, tensor<1xf32> {zero.param = "scale", zero.sharded}, tensor<1xf32> {zero.sharded, zero.state
-// CHECK-SAME:    zero.manifest = [{name = "scale", numel = 1 : i64, padded = 4 : i64, shape = array<i64>, shard = 1 : i64}]
+// CHECK-SAME:    zero.manifest = [#zero.layout<name = "scale", shape = [], numel = 1, padded = 4, shard = 1, sharded = {{[a-z|]+}}>]
 // S3:            %[[FULL:.*]] = shard.all_gather %[[S]] {{.*}} : tensor<1xf32> -> tensor<4xf32>
 // S3-NEXT:       %[[ONE:.*]] = tensor.extract_slice %[[FULL]][0] [1] [1] : tensor<4xf32> to tensor<1xf32>
 // S3-NEXT:       tensor.collapse_shape %[[ONE]] [] : tensor<1xf32> into tensor<f32>

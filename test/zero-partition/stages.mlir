@@ -8,7 +8,8 @@
 // RUN: not zero-opt %S/Inputs/two-layer.mlir --zero-partition="stage=3 world-size=4" --zero-partition="stage=3 world-size=4" 2>&1 | FileCheck %s --check-prefix=TWICE
 
 // Every stage: the upstream device grid, one @train_step replacing the two
-// contract functions, and its manifest.
+// contract functions, and its manifest: each parameter's layout, with what
+// the stage shards (states from stage 1, gradients from 2, parameters at 3).
 // CHECK:       shard.grid @zero_grid(shape = 2)
 // CHECK-NOT:   @forward_backward
 // CHECK-LABEL: func.func @train_step(
@@ -23,8 +24,16 @@
 // CHECK-SAME:    -> (tensor<f32> {zero.loss},
 // S0-SAME:       tensor<3x5xf32> {zero.param = "w1"}, tensor<5x2xf32> {zero.param = "w2"}, tensor<3x5xf32> {zero.state
 // S3-SAME:       tensor<8xf32> {zero.param = "w1", zero.sharded}, tensor<5xf32> {zero.param = "w2", zero.sharded}, tensor<8xf32> {zero.sharded, zero.state
-// CHECK-SAME:    zero.manifest = [{name = "w1", numel = 15 : i64, padded = 16 : i64, shape = array<i64: 3, 5>, shard = 8 : i64},
-// CHECK-SAME:                     {name = "w2", numel = 10 : i64, padded = 10 : i64, shape = array<i64: 5, 2>, shard = 5 : i64}]
+// CHECK-SAME:    zero.manifest = [#zero.layout<name = "w1", shape = [3, 5], numel = 15, padded = 16, shard = 8, sharded =
+// S0-SAME:         none>,
+// S1-SAME:         states>,
+// S2-SAME:         grads|states>,
+// S3-SAME:         params|grads|states>,
+// CHECK-SAME:                     #zero.layout<name = "w2", shape = [5, 2], numel = 10, padded = 10, shard = 5, sharded =
+// S0-SAME:         none>]
+// S1-SAME:         states>]
+// S2-SAME:         grads|states>]
+// S3-SAME:         params|grads|states>]
 // CHECK-SAME:    zero.role = "train_step"
 // S0-SAME:       zero.stage = 0 : i64, zero.world_size = 2 : i64
 // S3-SAME:       zero.stage = 3 : i64, zero.world_size = 2 : i64

@@ -28,19 +28,7 @@ module {
   // expected-error@+1 {{argument #0: holds 4 elements of 'w'; the shard has 2}}
   func.func @train_step(%w: memref<4xf32> {zero.param = "w", zero.sharded}, %loss: memref<f32> {zero.loss})
       attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
-                  zero.manifest = [{name = "w", shape = array<i64: 4>, numel = 4 : i64, padded = 4 : i64, shard = 2 : i64}]} {
-    return
-  }
-}
-
-// -----
-
-// An inconsistent manifest: the padding is no multiple of the world size.
-module {
-  // expected-error@+1 {{has an inconsistent zero.manifest entry for 'w': numel 4, padded 5, shard 2 at world size 2}}
-  func.func @train_step(%w: memref<2xf32> {zero.param = "w"}, %loss: memref<f32> {zero.loss})
-      attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 2 : i64,
-                  zero.manifest = [{name = "w", shape = array<i64: 4>, numel = 4 : i64, padded = 5 : i64, shard = 2 : i64}]} {
+                  zero.manifest = [#zero.layout<name = "w", shape = [4], numel = 4, padded = 4, shard = 2, sharded = params|grads|states>]} {
     return
   }
 }

@@ -67,7 +67,7 @@ module {
                         %loss: memref<f32> {zero.loss},
                         %w2: memref<3xf32> {zero.param = "w", zero.sharded})
       attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 4 : i64,
-                  zero.manifest = [{name = "w", shape = array<i64: 5, 2>, numel = 10 : i64, padded = 12 : i64, shard = 3 : i64}]} {
+                  zero.manifest = [#zero.layout<name = "w", shape = [5, 2], numel = 10, padded = 12, shard = 3, sharded = params|grads|states>]} {
     return
   }
 }

@@ -249,9 +249,9 @@ def ZeroStepAbiPass : Pass<"zero-step-abi", "::mlir::ModuleOp"> {
     MLIR: the ABI version; whether the step is partitioned, its stage and
     world size; the runtime backend the lowering targets (`backend`, from
     the `target` option: the driver selects it); the parameters in order
-    with shape, element type, flat
-    layout (`numel`, `padded`, `shard`, from `zero.manifest`) and
-    initialization (`zero.init`); the optimizer states, batch inputs (with
+    with shape, element type, flat layout (`numel`, `padded`, `shard`,
+    from `zero.manifest`'s `#zero.layout`s) and initialization
+    (`zero.init`); the optimizer states, batch inputs (with
     `zero.token_range`), hyper-parameters and loss; and for each entry
     function its arguments in order, each with role, name, index into the
     lists above, element type, shape (or `scalar`), memory category,
@@ -668,8 +668,11 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
     Sharding is flat: every parameter, gradient and state is viewed 1-D,
     zero-padded to a multiple of N, and rank r owns elements
     [r*S, (r+1)*S) with S = padded / N. `zero.manifest` on @train_step
-    records each parameter's shape, element count, padding and S. The loss is
-    averaged over ranks (all-reduce of the local mean, divided by N).
+    holds one `#zero.layout` per parameter: its shape, element count,
+    padding and S, and which of parameter, gradient and states the stage
+    shards (`sharded`; readers take it from there, never from the stage).
+    The loss is averaged over ranks (all-reduce of the local mean, divided
+    by N).
     Full reductions in the optimizer (global gradient norm) become local
     reductions over the valid elements of the shard plus an all-reduce of
     the partial result.
@@ -709,7 +712,7 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
                           %m: tensor<8xf32> {zero.state = ...}, %x: ..., %lr: f32 ...)
         -> (tensor<f32> {zero.loss}, tensor<3x5xf32> {zero.param = "w"}, tensor<8xf32> {zero.state = ...})
         attributes {zero.role = "train_step", zero.stage = 2, zero.world_size = 2,
-                    zero.manifest = [{name = "w", numel = 15, padded = 16, shard = 8, shape = [3, 5]} ]} {
+                    zero.manifest = [#zero.layout<name = "w", shape = [3, 5], numel = 15, padded = 16, shard = 8, sharded = grads|states>]} {
       ... forward and backward ...
       %g16 = tensor.pad %g_flat low[0] high[1] ...
       %gs = shard.reduce_scatter %g16 on @zero_grid grid_axes = [0] scatter_axis = 0 : tensor<16xf32> -> tensor<8xf32>
@@ -1980,10 +1983,10 @@ def ZeroMemoryReportPass : Pass<"zero-memory-report", "::mlir::ModuleOp"> {
     by zero-release-early) and predicts what one rank holds:
 
     - model states by the ZeRO accounting, from the `zero.manifest` of a
-      partitioned `@train_step` (parameters full or sharded, gradients full
-      or sharded, optimizer states full or sharded by stage, padding
-      included) or from the argument types of `forward_backward` and
-      `optimizer`;
+      partitioned `@train_step` (parameters and gradients full or sharded
+      as each `#zero.layout` says, optimizer states as the arguments are,
+      padding included) or from the argument types of `forward_backward`
+      and `optimizer`;
     - the bytes of the buffers a driver passes in (arguments, by category,
       and out-parameters);
     - the peak of the bytes the function allocates itself, simulated over

@@ -391,8 +391,9 @@ static inline int zrt_comm_scratch(zrt_collective kind, int64_t world,
  * [r * shard, (r + 1) * shard) of it, with *shard = padded / world. The
  * same for its gradient and optimizer states. Returns 0, or -1 (nothing
  * written) when numel < 0, world < 1 or padded overflows int64.
- * zero-partition lays parameters out with it, and checkpoint readers check
- * a manifest's layout against it. */
+ * zero-partition lays parameters out with it, the zero dialect checks each
+ * #zero.layout of zero.manifest against it, and checkpoint readers check a
+ * manifest's layout against it. */
 static inline int zrt_flat_layout(int64_t numel, int64_t world,
                                   int64_t *padded, int64_t *shard) {
   int64_t rounded;

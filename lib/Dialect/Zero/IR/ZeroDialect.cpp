@@ -1,8 +1,10 @@
 //===- ZeroDialect.cpp - zero dialect ---------------------------*- C++ -*-===//
 //
-// The dialect registration and the per-attribute checks of the training-step
-// contract attributes. Each check looks at one attribute where it is attached;
-// the contract as a whole (roles, pairing, types) is zero-verify's job.
+// The dialect registration, its attributes (`#zero.layout`) and the
+// per-attribute checks of the training-step contract attributes. Each check
+// looks at one attribute where it is attached (`zero.manifest` with the
+// `zero.world_size` its layouts are for); the contract as a whole (roles,
+// pairing, types) is zero-verify's job.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,12 +16,41 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include "zero/runtime.h"
 
 using namespace mlir;
 using namespace mlir::zero;
 
 #include "zero/Dialect/Zero/IR/ZeroOpsDialect.cpp.inc"
+
+#include "zero/Dialect/Zero/IR/ZeroEnums.cpp.inc"
+
+/// `[3, 5]`, `[]` for a 0-d parameter: a layout's shape.
+static ParseResult parseShape(AsmParser &parser, SmallVector<int64_t> &shape) {
+  auto parseDim = [&]() -> ParseResult {
+    int64_t dim;
+    if (parser.parseInteger(dim))
+      return failure();
+    shape.push_back(dim);
+    return success();
+  };
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim);
+}
+
+static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
+  printer << '[';
+  llvm::interleaveComma(shape, printer);
+  printer << ']';
+}
+
+#define GET_ATTRDEF_CLASSES
+#include "zero/Dialect/Zero/IR/ZeroAttrs.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
@@ -28,6 +59,10 @@ using namespace mlir::zero;
 #include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"
 
 void ZeroDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "zero/Dialect/Zero/IR/ZeroAttrs.cpp.inc"
+      >();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "zero/Dialect/Zero/IR/ZeroOpsTypes.cpp.inc"
@@ -450,7 +485,101 @@ void WaitOp::getEffects(
     }
 }
 
+//===----------------------------------------------------------------------===//
+// The flat layout (#zero.layout) and zero.manifest
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringAttr name, ArrayRef<int64_t> shape,
+                                 int64_t numel, int64_t padded, int64_t shard,
+                                 ShardedParts sharded,
+                                 std::optional<int64_t> gradBytes) {
+  if (!name || name.getValue().empty())
+    return emitError() << "#zero.layout needs the parameter's name, e.g. "
+                          "name = \"fc0.weight\"";
+  auto layoutOf = [&]() {
+    return emitError() << "#zero.layout of '" << name.getValue() << "' ";
+  };
+  std::optional<int64_t> product = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
+      return layoutOf() << "has shape [" << shape
+                        << "]; a layout is of a static shape (sizes >= 0)";
+    product = product ? llvm::checkedMul(*product, dim) : std::nullopt;
+  }
+  if (!product)
+    return layoutOf() << "has shape [" << shape
+                      << "], whose number of elements overflows int64";
+  if (*product != numel)
+    return layoutOf() << "has numel = " << numel << ", but shape [" << shape
+                      << "] has " << *product << " elements";
+  if (gradBytes && *gradBytes < 1)
+    return layoutOf() << "has grad_bytes = " << *gradBytes
+                      << "; it is the bytes per element of a gradient wider "
+                         "than the parameter, a positive number (without "
+                         "it, the parameter's)";
+  return success();
+}
+
+LogicalResult
+LayoutAttr::verifyWorldSize(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t worldSize) const {
+  int64_t padded, shard;
+  if (zrt_flat_layout(getNumel(), worldSize, &padded, &shard) != 0)
+    return emitError() << "layout of '" << getName().getValue()
+                       << "': " << getNumel()
+                       << " elements padded to a multiple of " << worldSize
+                       << " overflow int64";
+  if (getPadded() != padded)
+    return emitError() << "layout of '" << getName().getValue()
+                       << "' has padded = " << getPadded() << "; its "
+                       << getNumel() << " elements on " << worldSize
+                       << " ranks (zero.world_size) pad to " << padded
+                       << ", the least multiple of " << worldSize
+                       << " at or above " << getNumel();
+  if (getShard() != shard)
+    return emitError() << "layout of '" << getName().getValue()
+                       << "' has shard = " << getShard() << "; padded / "
+                       << "zero.world_size is " << padded << " / " << worldSize
+                       << " = " << shard;
+  return success();
+}
+
 namespace {
+/// Checks that `manifest` holds one #zero.layout per parameter, each named
+/// once and laid out for the `zero.world_size` beside it.
+LogicalResult verifyManifest(Operation *op, ArrayAttr manifest) {
+  auto world = op->getAttrOfType<IntegerAttr>(
+      ZeroDialect::WorldSizeAttrHelper::getNameStr());
+  if (!world)
+    return op->emitOpError() << "'zero.manifest' needs an integer "
+                                "'zero.world_size' beside it, the number of "
+                                "ranks its layouts are for";
+  int64_t worldSize = world.getInt();
+  if (worldSize < 1)
+    return op->emitOpError() << "'zero.manifest' is laid out for "
+                                "zero.world_size = "
+                             << worldSize << "; a world has at least one rank";
+  llvm::StringSet<> names;
+  for (auto [i, element] : llvm::enumerate(manifest)) {
+    auto layout = dyn_cast<LayoutAttr>(element);
+    if (!layout)
+      return op->emitOpError()
+             << "'zero.manifest' element #" << i << " is " << element
+             << ", not a #zero.layout (one per parameter, #zero.layout<name "
+                "= \"w\", shape = [4], numel = 4, padded = 4, shard = 2, "
+                "sharded = states>)";
+    if (!names.insert(layout.getName().getValue()).second)
+      return op->emitOpError() << "'zero.manifest' lays out '"
+                               << layout.getName().getValue() << "' twice";
+    if (failed(layout.verifyWorldSize(
+            [&] { return op->emitOpError() << "'zero.manifest': "; },
+            worldSize)))
+      return failure();
+  }
+  return success();
+}
+
 enum class Site { Operation, Argument, Result };
 
 /// Checks that `attr` holds a non-empty string.
@@ -565,7 +694,7 @@ LogicalResult verifyZeroAttr(function_ref<InFlightDiagnostic()> emitError,
     if (isManifest ? !isa<ArrayAttr>(attr.getValue())
                    : !isa<IntegerAttr>(attr.getValue()))
       return emitError() << "'" << name << "' must be "
-                         << (isManifest ? "an array of dictionaries"
+                         << (isManifest ? "an array of #zero.layout"
                                         : "an integer");
     return success();
   }
@@ -684,8 +813,13 @@ LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError()
            << "'zero.role' belongs on a func.func, not on '"
            << op->getName() << "'";
-  return verifyZeroAttr([&] { return op->emitOpError(); }, attr,
-                        Site::Operation);
+  if (failed(verifyZeroAttr([&] { return op->emitOpError(); }, attr,
+                            Site::Operation)))
+    return failure();
+  // The layouts' rule needs the world size beside them.
+  if (attr.getName().getValue() == ManifestAttrHelper::getNameStr())
+    return verifyManifest(op, cast<ArrayAttr>(attr.getValue()));
+  return success();
 }
 
 LogicalResult ZeroDialect::verifyRegionArgAttribute(Operation *op,

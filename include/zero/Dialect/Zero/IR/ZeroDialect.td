@@ -32,7 +32,7 @@ def Zero_Dialect : Dialect {
     | `zero.state` | `optimizer` argument / result | `{param = "<name>", kind = "<kind>"}` |
     | `zero.hyper` | `optimizer` argument | hyper-parameter name (string) |
     | `zero.stage`, `zero.world_size` | `train_step` | the ZeRO stage (0-3) and the number of ranks it was partitioned for |
-    | `zero.manifest` | `train_step` | one dictionary per parameter: `name`, `shape`, `numel`, `padded` (numel rounded up to a multiple of the world size) and `shard` (padded / world size), and `grad_bytes` (bytes per element of the gradient the step holds) where an accumulator is wider than the parameter (bf16 with `accumulate`); rank r owns elements [r*shard, (r+1)*shard) of the flattened, zero-padded parameter, its gradient and its states |
+    | `zero.manifest` | `train_step` | one `#zero.layout` per parameter (below): `name`, `shape`, `numel`, `padded` (numel rounded up to a multiple of `zero.world_size`, which must be beside it) and `shard` (padded / world size), `sharded` (which of the parameter, its gradient and its states a rank holds only its shard of: zero-partition's decision for the stage) and `grad_bytes` (bytes per element of the gradient the step holds) where an accumulator is wider than the parameter (bf16 with `accumulate`); rank r owns elements [r*shard, (r+1)*shard) of the flattened, zero-padded parameter, its gradient and its states |
     | `zero.category` | an operation that allocates (`shard` collectives, `memref.alloc`) | `"params"`, `"grads"`, `"optimizer_states"` or `"activations"`: the memory category the runtime counts its buffer to (docs/zero-form.md) |
     | `zero.init` | parameter argument | how a driver initializes the parameter: `{kind = "normal", std = 0.02 : f64}` (optional `mean`), `{kind = "uniform", low = -0.1 : f64, high = 0.1 : f64}` or `{kind = "constant", value = 1.0 : f64}`; without it the documented default of docs/runtime-abi.md applies |
     | `zero.hyper_default` | `optimizer` argument with `zero.hyper` | a float or integer: the value drivers pass when the run sets none (zero-run's `--lr` ... and `--hyper` override it) |
@@ -43,8 +43,10 @@ def Zero_Dialect : Dialect {
     | `zero.space` | `train_step` argument or result; an operation | `"host"`: the value lives in host memory next to the device the step runs on (zero-offload's `optimizer=host`); on an operation: it runs on the host (an update), or the buffer it allocates is host memory (`zero.copy_start`, `memref.alloc`); `"device"` (the default) on a `zero.copy_start`: its result is device memory |
     | `zero.step_abi` | `builtin.module` | the step ABI descriptor (made by zero-step-abi): entry points and every argument's role, shape, type, shard and category (docs/runtime-abi.md) |
 
-    The dialect checks each attribute's value kind where it is attached; the
-    `zero-verify` pass checks the contract as a whole.
+    The dialect checks each attribute's value kind where it is attached
+    (`zero.manifest`: each layout against the world size, by runtime.h's
+    `zrt_flat_layout`); the `zero-verify` pass checks the contract as a
+    whole.
   }];
   let discardableAttrs = (ins
     "::mlir::StringAttr":$role,
@@ -68,6 +70,7 @@ def Zero_Dialect : Dialect {
     "::mlir::StringAttr":$space
   );
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

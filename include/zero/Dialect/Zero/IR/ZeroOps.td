@@ -14,6 +14,7 @@
 #define ZERO_DIALECT_ZERO_IR_ZEROOPS_TD
 
 include "zero/Dialect/Zero/IR/ZeroDialect.td"
+include "zero/Dialect/Zero/IR/ZeroAttrs.td"
 include "mlir/Dialect/Shard/IR/ShardBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
