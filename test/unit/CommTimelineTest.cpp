@@ -130,8 +130,9 @@ TEST_F(CommTimelineTest, OverlapAndStall) {
     EXPECT_DOUBLE_EQ(events[0].end, seconds);
     EXPECT_EQ(events[1].name, "linalg.matmul");
     EXPECT_DOUBLE_EQ(events[1].bytes, 48);
-    if (stall > 0)
+    if (stall > 0) {
       EXPECT_EQ(events[2].name, "wait reduce_scatter");
+    }
     EXPECT_EQ(events.back().name, "blocked all_reduce");
 
     llvm::json::Array trace;
