@@ -298,13 +298,8 @@ void backOff(double waited, useconds_t &sleep) {
 void startCollective(World &w, const char *name) {
   ++w.sequence;
   w.collective = name;
-  // Test hook (integration_tests/zero-run/stall.test): the rank named by
-  // ZERO_TEST_STALL_RANK stops itself (SIGSTOP) at its collective number
-  // ZERO_TEST_STALL_AT, as a stalled rank would.
-  static const char *stallRank = std::getenv("ZERO_TEST_STALL_RANK");
-  static const char *stallAt = std::getenv("ZERO_TEST_STALL_AT");
-  if (stallRank && stallAt && std::atoi(stallRank) == w.rank.load() &&
-      std::atoll(stallAt) == w.sequence)
+  // A stalled rank, where a test asks for one (TestHooks.h).
+  if (stallHere(w.rank.load(), w.sequence))
     ::raise(SIGSTOP);
 }
 
@@ -333,13 +328,8 @@ void waitFor(World &w, MPI_Request &request, const char *what) {
 // Collectives on a communicator
 //===----------------------------------------------------------------------===//
 
-bool deviceWorldOfOne() {
-  const char *v = std::getenv("ZERO_TEST_NCCL_WORLD_OF_ONE");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
 Backend *deviceFor(int N) {
-  return N > 1 || deviceWorldOfOne() ? deviceCollectives(N) : nullptr;
+  return N > 1 || ncclWorldOfOne() ? deviceCollectives(N) : nullptr;
 }
 
 namespace {
@@ -510,7 +500,7 @@ void broadcast(void *data, std::size_t bytes, int root) {
 double setTimeout(double seconds) { return commTimeout.exchange(seconds); }
 
 bool onDeviceCollectives() {
-  return !runtimeBuffersOnHost() && (size() > 1 || deviceWorldOfOne());
+  return !runtimeBuffersOnHost() && (size() > 1 || ncclWorldOfOne());
 }
 
 void setStartMark(int64_t mark) { startMark = mark; }

@@ -17,6 +17,7 @@
 
 // MPI through a table filled at run time (a world of one never opens it).
 #include "comm/mpi/Mpi.h"
+#include "TestHooks.h"
 
 #include <atomic>
 #include <cstdint>
@@ -71,12 +72,6 @@ void startCollective(World &w, const char *name);
 /// Waits for `request` of the current collective, with the deadline; `what`
 /// names the MPI call that posted it in error messages.
 void waitFor(World &w, MPI_Request &request, const char *what);
-
-/// Test hook: a world of one runs the collectives of device memory on the
-/// backend's communicator (NCCL with one rank) instead of copying, which is
-/// the only way a machine with one GPU runs that path
-/// (runtime/test/RuntimeCudaTest.cpp).
-bool deviceWorldOfOne();
 
 /// The backend on whose communicator a collective over `N` ranks runs (its
 /// buffers are device memory and the world has several ranks, or the hook

@@ -60,7 +60,7 @@ uint64_t run(World &w, zrt_collective kind, const CollectiveArgs &c,
              std::size_t copyBytes) {
   const int N = w.size.load();
   Backend *device = deviceFor(N);
-  if (N == 1 && !(device && deviceWorldOfOne())) {
+  if (N == 1 && !(device && ncclWorldOfOne())) {
     if (copyBytes > 0)
       copyRuntimeBuffer(c.out, c.in, copyBytes);
     return 0;
