@@ -27,9 +27,6 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// `text` as an integer from `min` to `max`, or none.
 std::optional<int64_t> integer(llvm::StringRef text, int64_t min,
@@ -42,7 +39,7 @@ std::optional<int64_t> integer(llvm::StringRef text, int64_t min,
 
 llvm::Error rangeError(llvm::StringRef name, int64_t min, int64_t max,
                        llvm::StringRef given) {
-  return makeError("option '--" + name + "' expects " + llvm::Twine(min) +
+  return llvm::createStringError("option '--" + name + "' expects " + llvm::Twine(min) +
                    " to " + llvm::Twine(max) + ", got '" + given + "'");
 }
 
@@ -102,7 +99,7 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        std::optional<int64_t> k = integer(value, 1, kMaxMicroBatches);
        if (!k)
-         return makeError("option '--accumulate' expects at least 1 "
+         return llvm::createStringError("option '--accumulate' expects at least 1 "
                           "micro-batch per step (at most " +
                           llvm::Twine(kMaxMicroBatches) + "), got '" + value +
                           "'");
@@ -141,7 +138,7 @@ const CompileFlag kFlags[] = {
            flags.options.pipeline.lower.target = target;
            return llvm::Error::success();
          }
-       return makeError("option '--target' expects cpu or cuda, got '" +
+       return llvm::createStringError("option '--target' expects cpu or cuda, got '" +
                         value + "'");
      }},
     {"target-cpu", "CPU",
@@ -211,7 +208,7 @@ const CompileFlag kFlags[] = {
        if (!::zero::driver::parseComputeSpec(
                value.str(), schedule.gemmGflops, schedule.vectorGflops,
                schedule.memoryGbps, error))
-         return makeError(error);
+         return llvm::createStringError(error);
        return llvm::Error::success();
      }},
     {"bucket-bytes", "SIZE",
@@ -229,7 +226,7 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        std::optional<int64_t> bytes = parseByteSize(value);
        if (!bytes)
-         return makeError("option '--bucket-bytes' expects a byte count "
+         return llvm::createStringError("option '--bucket-bytes' expects a byte count "
                           "such as 65536, 256KiB or 1MB (0: no buckets), "
                           "got '" +
                           value + "'");
@@ -249,7 +246,7 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        std::optional<int64_t> bytes = parseByteSize(value);
        if (!bytes || *bytes == 0)
-         return makeError("option '--memory-budget' expects a positive byte "
+         return llvm::createStringError("option '--memory-budget' expects a positive byte "
                           "count such as 40000000, 40MB or 38MiB, got '" +
                           value + "'");
        flags.options.pipeline.memoryBudget = *bytes;
@@ -315,7 +312,7 @@ llvm::Error CompileFlags::setLink(llvm::StringRef spec,
   std::string error;
   if (!::zero::driver::parseLinkSpec(spec.str(), gbps, latencyUs, error,
                                      option.str().c_str()))
-    return makeError(error);
+    return llvm::createStringError(error);
   ZeroSchedulePassOptions &schedule = options.pipeline.schedule;
   // An infinitely fast link: collectives cost their latency.
   schedule.linkGbps = std::isinf(gbps) ? 1e9 : gbps;
@@ -328,7 +325,7 @@ llvm::Error CompileFlags::setPlacements(llvm::StringRef spec,
   ::zero::driver::OffloadSpec offload;
   std::string error;
   if (!::zero::driver::parseOffloadSpec(spec.str(), offload, error))
-    return makeError(error);
+    return llvm::createStringError(error);
   options.pipeline.offload.optimizer = placement(offload.optimizer);
   options.pipeline.offload.params = placement(offload.params);
   nvmeDir = offload.nvmeDir;
@@ -337,7 +334,7 @@ llvm::Error CompileFlags::setPlacements(llvm::StringRef spec,
 
 llvm::Error CompileFlags::check() const {
   if (given("bucket-bytes") && !options.pipeline.runSchedule)
-    return makeError("--bucket-bytes sizes zero-schedule's buckets, and "
+    return llvm::createStringError("--bucket-bytes sizes zero-schedule's buckets, and "
                      "--no-schedule leaves the collectives unscheduled: "
                      "drop one of the two");
   return llvm::Error::success();

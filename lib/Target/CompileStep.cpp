@@ -17,12 +17,6 @@
 using namespace mlir;
 using namespace mlir::zero;
 
-namespace {
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-} // namespace
-
 char DiagnosedError::ID = 0;
 
 void DiagnosedError::log(llvm::raw_ostream &os) const {
@@ -112,43 +106,43 @@ llvm::Error mlir::zero::buildStepPipeline(OpPassManager &pm,
                 accumulate = train.partition.accumulate;
   if (info.partitioned) {
     if (info.worldSize != worldSize)
-      return makeError(llvm::formatv(
+      return llvm::createStringError(llvm::formatv(
           "the module was partitioned for {0} ranks (zero.world_size) but "
           "{1} were asked for: run it on {0} ranks, or start from the module "
           "before zero-partition",
           info.worldSize, worldSize));
     if (options.stageGiven && stage != info.stage)
-      return makeError(llvm::formatv(
+      return llvm::createStringError(llvm::formatv(
           "the module was partitioned for stage {0} (zero.stage) but stage "
           "{1} was asked for: drop the stage option, or start from the "
           "module before zero-partition",
           info.stage, stage));
   }
   if (accumulate < 1)
-    return makeError(llvm::formatv(
+    return llvm::createStringError(llvm::formatv(
         "gradient accumulation takes at least 1 micro-batch per step, got {0}",
         accumulate));
   if (accumulate > 1 && info.form != StepForm::Contract)
-    return makeError(llvm::formatv(
+    return llvm::createStringError(llvm::formatv(
         "gradient accumulation ({0} micro-batches) is built by zero-partition, "
         "and this module is past it: start from the training step before "
         "zero-partition, or partition it with accumulate={0}",
         accumulate));
   const bool cuda = train.lower.target == Target::CUDA;
   if (cuda && worldSize > 1)
-    return makeError(llvm::formatv(
+    return llvm::createStringError(llvm::formatv(
         "target=cuda runs on one rank: the runtime's NCCL collectives have "
         "not run on several GPUs yet, so a step for {0} ranks is not built "
         "for them; compile it for --world-size 1, or for target=cpu",
         worldSize));
   if (cuda && (train.offload.optimizer == Placement::Nvme ||
                train.offload.params != Placement::Device))
-    return makeError("--offload with target=cuda: the NVMe tier runs with "
+    return llvm::createStringError("--offload with target=cuda: the NVMe tier runs with "
                      "the cpu backend only (optimizer=host runs on both)");
   switch (info.form) {
   case StepForm::Lowered:
     if (train.offloads())
-      return makeError("the module is lowered already, with its placements "
+      return llvm::createStringError("the module is lowered already, with its placements "
                        "built in: --offload optimizer= and params= apply to "
                        "a module before zero-offload");
     return llvm::Error::success();
@@ -156,7 +150,7 @@ llvm::Error mlir::zero::buildStepPipeline(OpPassManager &pm,
     // Recomputation (zero-remat) needs the contract; a partitioned
     // module's budget is zero-schedule's alone.
     if (train.memoryBudget > 0 && !train.runSchedule)
-      return makeError("the module is partitioned already, so forward "
+      return llvm::createStringError("the module is partitioned already, so forward "
                        "values can no longer be recomputed to fit a memory "
                        "budget: start from the module before "
                        "zero-partition, or keep the schedule, which holds "
@@ -175,7 +169,7 @@ llvm::Error mlir::zero::buildStepPipeline(OpPassManager &pm,
     }
     return llvm::Error::success();
   }
-  return makeError("unknown step form");
+  return llvm::createStringError("unknown step form");
 }
 
 llvm::Expected<std::string>

@@ -26,9 +26,6 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 struct TargetChoice {
   llvm::Triple triple;
@@ -58,18 +55,18 @@ createTargetMachine(const ObjectOptions &options) {
     llvm::InitializeNativeTargetAsmPrinter();
   });
   if (options.optLevel > 3)
-    return makeError("optimization level " + llvm::Twine(options.optLevel) +
+    return llvm::createStringError("optimization level " + llvm::Twine(options.optLevel) +
                      " is not 0-3");
   TargetChoice t = chooseTarget(options);
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, error);
   if (!target)
-    return makeError("no LLVM target for " + t.triple.str() + ": " + error);
+    return llvm::createStringError("no LLVM target for " + t.triple.str() + ": " + error);
   if (options.cpu != "host") {
     std::unique_ptr<llvm::MCSubtargetInfo> info(
         target->createMCSubtargetInfo(t.triple, "", ""));
     if (!info || !info->isCPUStringValid(t.cpu))
-      return makeError("unknown CPU '" + t.cpu + "' for " + t.triple.str() +
+      return llvm::createStringError("unknown CPU '" + t.cpu + "' for " + t.triple.str() +
                        " (try host, x86-64, x86-64-v2, x86-64-v3 or "
                        "x86-64-v4)");
   }
@@ -82,7 +79,7 @@ createTargetMachine(const ObjectOptions &options) {
       t.triple, t.cpu, t.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, level));
   if (!tm)
-    return makeError("cannot create a target machine for " + t.triple.str());
+    return llvm::createStringError("cannot create a target machine for " + t.triple.str());
   return std::move(tm);
 }
 } // namespace
@@ -108,7 +105,7 @@ mlir::zero::emitObjectFile(ModuleOp module, const ObjectOptions &options) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "zero-step");
   if (!llvmModule)
-    return makeError("cannot translate the lowered step to LLVM IR (is it "
+    return llvm::createStringError("cannot translate the lowered step to LLVM IR (is it "
                      "lowered to the LLVM dialect? zero-train-pipeline or "
                      "zero-lower-cpu does that)");
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
@@ -117,7 +114,7 @@ mlir::zero::emitObjectFile(ModuleOp module, const ObjectOptions &options) {
   auto optimize = makeOptimizingTransformer(options.optLevel,
                                             /*sizeLevel=*/0, tm->get());
   if (llvm::Error err = optimize(llvmModule.get()))
-    return makeError("LLVM optimization failed: " +
+    return llvm::createStringError("LLVM optimization failed: " +
                      llvm::toString(std::move(err)));
 
   llvm::SmallVector<char, 0> buffer;
@@ -125,7 +122,7 @@ mlir::zero::emitObjectFile(ModuleOp module, const ObjectOptions &options) {
   llvm::legacy::PassManager codegen;
   if ((*tm)->addPassesToEmitFile(codegen, os, nullptr,
                                  llvm::CodeGenFileType::ObjectFile))
-    return makeError("the target cannot emit object files");
+    return llvm::createStringError("the target cannot emit object files");
   codegen.run(*llvmModule);
   return std::string(buffer.begin(), buffer.end());
 }
