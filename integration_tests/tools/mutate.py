@@ -151,9 +151,11 @@ CLOSE = {'[': ']', '{': '}', '<': '>', '(': ')'}
 
 
 def zero_attrs(text):
-    """(start, end, name, value start) of every `zero.name [= value]`."""
+    """(start, end, name, value start) of every `zero.name [= value]` (not
+    the dialect's attributes, `#zero.layout<...>`: their numbers change
+    with the `zero.manifest` that holds them)."""
     found = []
-    for m in re.finditer(r'(?<![\w.%@"])zero\.(\w+)', text):
+    for m in re.finditer(r'(?<![\w.%@"#])zero\.(\w+)', text):
         i = m.end()
         while i < len(text) and text[i] == ' ':
             i += 1
