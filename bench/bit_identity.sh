@@ -82,6 +82,8 @@ for m in "${models[@]}"; do
   done
   # Host offload of the optimizer (stage 2 keeps its shards on the host).
   run "$name stage 2 on 2 --offload optimizer=host" 2 "$mfile" --stage 2 --offload optimizer=host
+  # Gradient accumulation: the loop over micro-batches is code of its own.
+  run "$name stage 3 on 2 --accumulate 4" 2 "$mfile" --stage 3 --accumulate 4
 done
 
 # A zero-compile binary of each build, trained the same way.
