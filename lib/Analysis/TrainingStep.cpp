@@ -405,6 +405,11 @@ private:
   /// The single `zero.*` role attribute of argument/result, or failure.
   FailureOr<NamedAttribute> singleRole(Location loc, StringRef what,
                                        DictionaryAttr attrs);
+  /// The role of `fn`'s argument `i` (`what` in errors), or failure; a
+  /// misplaced `zero.hyper_default` is reported and clears `ok`, but the
+  /// role is returned so that the argument's other checks still run.
+  FailureOr<NamedAttribute> argumentRole(func::FuncOp fn, unsigned i,
+                                         StringRef what, bool &ok);
 
   ModuleOp module;
   TrainingStep step;
@@ -429,6 +434,21 @@ FailureOr<NamedAttribute> ContractReader::singleRole(Location loc,
                           << "' and '" << roles[1].getName().getValue()
                           << "'); give it exactly one";
   return roles.front();
+}
+
+FailureOr<NamedAttribute> ContractReader::argumentRole(func::FuncOp fn,
+                                                       unsigned i,
+                                                       StringRef what,
+                                                       bool &ok) {
+  FailureOr<NamedAttribute> role =
+      singleRole(fn.getArgument(i).getLoc(), what, fn.getArgAttrDict(i));
+  if (failed(role)) {
+    ok = false;
+    return failure();
+  }
+  if (misplacedHyperDefault(fn, i, role->getName().getValue(), what))
+    ok = false;
+  return role;
 }
 
 LogicalResult ContractReader::findFunctions() {
@@ -477,14 +497,10 @@ LogicalResult ContractReader::readForwardBackward() {
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     Location loc = fn.getArgument(i).getLoc();
     std::string what = "forward_backward argument #" + std::to_string(i);
-    FailureOr<NamedAttribute> role = singleRole(loc, what, fn.getArgAttrDict(i));
-    if (failed(role)) {
-      ok = false;
+    FailureOr<NamedAttribute> role = argumentRole(fn, i, what, ok);
+    if (failed(role))
       continue;
-    }
     StringRef kind = role->getName().getValue();
-    if (misplacedHyperDefault(fn, i, kind, what))
-      ok = false;
     Type type = fn.getArgument(i).getType();
     if (kind == paramAttrName()) {
       StringRef name = cast<StringAttr>(role->getValue()).getValue();
@@ -634,14 +650,10 @@ LogicalResult ContractReader::readOptimizerArgs() {
     Location loc = fn.getArgument(i).getLoc();
     Type type = fn.getArgument(i).getType();
     std::string what = "optimizer argument #" + std::to_string(i);
-    FailureOr<NamedAttribute> role = singleRole(loc, what, fn.getArgAttrDict(i));
-    if (failed(role)) {
-      ok = false;
+    FailureOr<NamedAttribute> role = argumentRole(fn, i, what, ok);
+    if (failed(role))
       continue;
-    }
     StringRef kind = role->getName().getValue();
-    if (misplacedHyperDefault(fn, i, kind, what))
-      ok = false;
     int group = kind == paramAttrName()   ? Params
                 : kind == gradAttrName()  ? Grads
                 : kind == stateAttrName() ? States
