@@ -524,7 +524,10 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         continue;
       // The tagged op during the peak, or the last one before it.
       int64_t index = -1;
-      for (Operation *op = memory->innermostPeakAt; op && index < 0;) {
+      // (None where the peak comes before the first of them: the module,
+      // which has no block, ends the walk.)
+      for (Operation *op = memory->innermostPeakAt;
+           op && op->getBlock() && index < 0;) {
         index = tagOf(op->getLoc());
         op = op->getPrevNode() ? op->getPrevNode() : op->getParentOp();
       }
