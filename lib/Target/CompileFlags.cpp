@@ -29,8 +29,7 @@ using namespace mlir::zero;
 namespace {
 
 /// `text` as an integer from `min` to `max`, or none.
-std::optional<int64_t> integer(llvm::StringRef text, int64_t min,
-                               int64_t max) {
+std::optional<int64_t> integer(llvm::StringRef text, int64_t min, int64_t max) {
   int64_t n;
   if (text.getAsInteger(10, n) || n < min || n > max)
     return std::nullopt;
@@ -39,8 +38,9 @@ std::optional<int64_t> integer(llvm::StringRef text, int64_t min,
 
 llvm::Error rangeError(llvm::StringRef name, int64_t min, int64_t max,
                        llvm::StringRef given) {
-  return llvm::createStringError("option '--" + name + "' expects " + llvm::Twine(min) +
-                   " to " + llvm::Twine(max) + ", got '" + given + "'");
+  return llvm::createStringError("option '--" + name + "' expects " +
+                                 llvm::Twine(min) + " to " + llvm::Twine(max) +
+                                 ", got '" + given + "'");
 }
 
 /// A default as the help prints it.
@@ -99,10 +99,10 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        std::optional<int64_t> k = integer(value, 1, kMaxMicroBatches);
        if (!k)
-         return llvm::createStringError("option '--accumulate' expects at least 1 "
-                          "micro-batch per step (at most " +
-                          llvm::Twine(kMaxMicroBatches) + "), got '" + value +
-                          "'");
+         return llvm::createStringError(
+             "option '--accumulate' expects at least 1 "
+             "micro-batch per step (at most " +
+             llvm::Twine(kMaxMicroBatches) + "), got '" + value + "'");
        flags.options.pipeline.partition.accumulate = *k;
        return llvm::Error::success();
      }},
@@ -138,8 +138,8 @@ const CompileFlag kFlags[] = {
            flags.options.pipeline.lower.target = target;
            return llvm::Error::success();
          }
-       return llvm::createStringError("option '--target' expects cpu or cuda, got '" +
-                        value + "'");
+       return llvm::createStringError(
+           "option '--target' expects cpu or cuda, got '" + value + "'");
      }},
     {"target-cpu", "CPU",
      [](const CompileOptions &defaults) {
@@ -205,9 +205,9 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        ZeroSchedulePassOptions &schedule = flags.options.pipeline.schedule;
        std::string error;
-       if (!::zero::driver::parseComputeSpec(
-               value.str(), schedule.gemmGflops, schedule.vectorGflops,
-               schedule.memoryGbps, error))
+       if (!::zero::driver::parseComputeSpec(value.str(), schedule.gemmGflops,
+                                             schedule.vectorGflops,
+                                             schedule.memoryGbps, error))
          return llvm::createStringError(error);
        return llvm::Error::success();
      }},
@@ -226,10 +226,11 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        std::optional<int64_t> bytes = parseByteSize(value);
        if (!bytes)
-         return llvm::createStringError("option '--bucket-bytes' expects a byte count "
-                          "such as 65536, 256KiB or 1MB (0: no buckets), "
-                          "got '" +
-                          value + "'");
+         return llvm::createStringError(
+             "option '--bucket-bytes' expects a byte count "
+             "such as 65536, 256KiB or 1MB (0: no buckets), "
+             "got '" +
+             value + "'");
        flags.options.pipeline.schedule.bucketBytes = *bytes;
        return llvm::Error::success();
      }},
@@ -246,9 +247,10 @@ const CompileFlag kFlags[] = {
      [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
        std::optional<int64_t> bytes = parseByteSize(value);
        if (!bytes || *bytes == 0)
-         return llvm::createStringError("option '--memory-budget' expects a positive byte "
-                          "count such as 40000000, 40MB or 38MiB, got '" +
-                          value + "'");
+         return llvm::createStringError(
+             "option '--memory-budget' expects a positive byte "
+             "count such as 40000000, 40MB or 38MiB, got '" +
+             value + "'");
        flags.options.pipeline.memoryBudget = *bytes;
        return llvm::Error::success();
      }},
@@ -334,8 +336,9 @@ llvm::Error CompileFlags::setPlacements(llvm::StringRef spec,
 
 llvm::Error CompileFlags::check() const {
   if (given("bucket-bytes") && !options.pipeline.runSchedule)
-    return llvm::createStringError("--bucket-bytes sizes zero-schedule's buckets, and "
-                     "--no-schedule leaves the collectives unscheduled: "
-                     "drop one of the two");
+    return llvm::createStringError(
+        "--bucket-bytes sizes zero-schedule's buckets, and "
+        "--no-schedule leaves the collectives unscheduled: "
+        "drop one of the two");
   return llvm::Error::success();
 }

@@ -137,24 +137,27 @@ llvm::Error mlir::zero::buildStepPipeline(OpPassManager &pm,
         worldSize));
   if (cuda && (train.offload.optimizer == Placement::Nvme ||
                train.offload.params != Placement::Device))
-    return llvm::createStringError("--offload with target=cuda: the NVMe tier runs with "
-                     "the cpu backend only (optimizer=host runs on both)");
+    return llvm::createStringError(
+        "--offload with target=cuda: the NVMe tier runs with "
+        "the cpu backend only (optimizer=host runs on both)");
   switch (info.form) {
   case StepForm::Lowered:
     if (train.offloads())
-      return llvm::createStringError("the module is lowered already, with its placements "
-                       "built in: --offload optimizer= and params= apply to "
-                       "a module before zero-offload");
+      return llvm::createStringError(
+          "the module is lowered already, with its placements "
+          "built in: --offload optimizer= and params= apply to "
+          "a module before zero-offload");
     return llvm::Error::success();
   case StepForm::Partitioned:
     // Recomputation (zero-remat) needs the contract; a partitioned
     // module's budget is zero-schedule's alone.
     if (train.memoryBudget > 0 && !train.runSchedule)
-      return llvm::createStringError("the module is partitioned already, so forward "
-                       "values can no longer be recomputed to fit a memory "
-                       "budget: start from the module before "
-                       "zero-partition, or keep the schedule, which holds "
-                       "its prefetches within the budget");
+      return llvm::createStringError(
+          "the module is partitioned already, so forward "
+          "values can no longer be recomputed to fit a memory "
+          "budget: start from the module before "
+          "zero-partition, or keep the schedule, which holds "
+          "its prefetches within the budget");
     buildPartitionedStepPipeline(pm, train);
     return llvm::Error::success();
   case StepForm::Contract:

@@ -55,20 +55,22 @@ createTargetMachine(const ObjectOptions &options) {
     llvm::InitializeNativeTargetAsmPrinter();
   });
   if (options.optLevel > 3)
-    return llvm::createStringError("optimization level " + llvm::Twine(options.optLevel) +
-                     " is not 0-3");
+    return llvm::createStringError(
+        "optimization level " + llvm::Twine(options.optLevel) + " is not 0-3");
   TargetChoice t = chooseTarget(options);
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, error);
   if (!target)
-    return llvm::createStringError("no LLVM target for " + t.triple.str() + ": " + error);
+    return llvm::createStringError("no LLVM target for " + t.triple.str() +
+                                   ": " + error);
   if (options.cpu != "host") {
     std::unique_ptr<llvm::MCSubtargetInfo> info(
         target->createMCSubtargetInfo(t.triple, "", ""));
     if (!info || !info->isCPUStringValid(t.cpu))
-      return llvm::createStringError("unknown CPU '" + t.cpu + "' for " + t.triple.str() +
-                       " (try host, x86-64, x86-64-v2, x86-64-v3 or "
-                       "x86-64-v4)");
+      return llvm::createStringError(
+          "unknown CPU '" + t.cpu + "' for " + t.triple.str() +
+          " (try host, x86-64, x86-64-v2, x86-64-v3 or "
+          "x86-64-v4)");
   }
   llvm::CodeGenOptLevel level =
       options.optLevel == 0   ? llvm::CodeGenOptLevel::None
@@ -79,7 +81,8 @@ createTargetMachine(const ObjectOptions &options) {
       t.triple, t.cpu, t.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, level));
   if (!tm)
-    return llvm::createStringError("cannot create a target machine for " + t.triple.str());
+    return llvm::createStringError("cannot create a target machine for " +
+                                   t.triple.str());
   return std::move(tm);
 }
 } // namespace
@@ -105,9 +108,10 @@ mlir::zero::emitObjectFile(ModuleOp module, const ObjectOptions &options) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "zero-step");
   if (!llvmModule)
-    return llvm::createStringError("cannot translate the lowered step to LLVM IR (is it "
-                     "lowered to the LLVM dialect? zero-train-pipeline or "
-                     "zero-lower-cpu does that)");
+    return llvm::createStringError(
+        "cannot translate the lowered step to LLVM IR (is it "
+        "lowered to the LLVM dialect? zero-train-pipeline or "
+        "zero-lower-cpu does that)");
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
   llvmModule->setDataLayout((*tm)->createDataLayout());
 
@@ -115,7 +119,7 @@ mlir::zero::emitObjectFile(ModuleOp module, const ObjectOptions &options) {
                                             /*sizeLevel=*/0, tm->get());
   if (llvm::Error err = optimize(llvmModule.get()))
     return llvm::createStringError("LLVM optimization failed: " +
-                     llvm::toString(std::move(err)));
+                                   llvm::toString(std::move(err)));
 
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);

@@ -739,14 +739,14 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
       // prediction each, before arriving there: minutes on a small model.
       bool floor = applied.count && everything && excluded.empty() &&
                    next->watched > budget;
-      bool better = applied.count && (next->bytes < peak.bytes ||
-                                (next->bytes == peak.bytes &&
-                                 next->excess < peak.excess));
+      bool better = applied.count &&
+                    (next->bytes < peak.bytes ||
+                     (next->bytes == peak.bytes && next->excess < peak.excess));
       const bool wasAll = std::exchange(all, false);
       if (better) {
         LLVM_DEBUG(llvm::dbgs() << "zero-remat: round " << round << ": "
-                                << applied.count << " values, peak " << peak.bytes
-                                << " -> " << next->bytes << "\n");
+                                << applied.count << " values, peak "
+                                << peak.bytes << " -> " << next->bytes << "\n");
         snapshot.erase();
         excluded.clear();
         allTried = false;
