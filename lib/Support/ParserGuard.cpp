@@ -118,6 +118,25 @@ StringRef findIteratorTypes(StringRef text) {
   }
   return {};
 }
+/// `tensor.concat` with a negative `dim` passes upstream's check that dim
+/// is below the rank and then indexes the shape with it. `rest` follows the
+/// op's name; the dim follows the first `key` on the op's line (`dim(` in
+/// the custom form, `dim = ` in the generic one's properties).
+bool checkConcatDim(SourceMgr &sourceMgr, StringRef rest, StringRef key) {
+  rest = rest.take_until([](char c) { return c == '\n'; });
+  size_t at = rest.find(key);
+  if (at == StringRef::npos)
+    return true;
+  StringRef value = rest.substr(at + key.size()).ltrim();
+  if (!value.starts_with("-"))
+    return true;
+  sourceMgr.PrintMessage(SMLoc::getFromPointer(value.data()),
+                         SourceMgr::DK_Error,
+                         "tensor.concat's dim must be a dimension of the "
+                         "operands, 0 or more (e.g. dim(1))");
+  return false;
+}
+
 } // namespace
 
 bool mlir::zero::screenForParserCrashes(SourceMgr &sourceMgr,
@@ -134,11 +153,15 @@ bool mlir::zero::screenForParserCrashes(SourceMgr &sourceMgr,
       continue;
     }
     if (c == '"') {
+      size_t start = i;
       for (++i; i < e && text[i] != '"'; ++i)
         if (text[i] == '\\')
           ++i;
       ++i;
       lastSignificant = '"';
+      // The generic form: "tensor.concat"(...) <{dim = -1 : i64}>.
+      if (text.slice(start, i) == "\"tensor.concat\"")
+        ok &= checkConcatDim(sourceMgr, text.substr(i), "dim = ");
       continue;
     }
     if (isSpace(c)) {
@@ -166,6 +189,10 @@ bool mlir::zero::screenForParserCrashes(SourceMgr &sourceMgr,
             "integers or floats (e.g. array<i64: 1, 2>)");
         ok = false;
       }
+      continue;
+    }
+    if (word == "tensor.concat") {
+      ok &= checkConcatDim(sourceMgr, text.substr(i), "dim(");
       continue;
     }
     if (word == "linalg.generic") {

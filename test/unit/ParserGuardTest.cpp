@@ -108,6 +108,27 @@ TEST(ParserGuardTest, FlagsIndexDenseArrays) {
   }
 }
 
+TEST(ParserGuardTest, FlagsNegativeConcatDims) {
+  bool ok;
+  EXPECT_EQ(screen("%c = tensor.concat dim(1) %a, %b : (tensor<2x2xf32>, "
+                   "tensor<2x2xf32>) -> tensor<2x4xf32>",
+                   ok),
+            "");
+  EXPECT_TRUE(ok);
+  for (const char *text :
+       {"%c = tensor.concat dim(-1) %a, %b : (tensor<2x2xf32>, "
+        "tensor<2x2xf32>) -> tensor<2x4xf32>",
+        "%c = \"tensor.concat\"(%a, %b) <{dim = -9 : i64}> : "
+        "(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>"}) {
+    std::string out = screen(text, ok);
+    EXPECT_FALSE(ok) << text;
+    EXPECT_NE(out.find("tensor.concat's dim must be a dimension of the "
+                       "operands"),
+              std::string::npos)
+        << out;
+  }
+}
+
 TEST(ParserGuardTest, ReportsEveryOccurrenceWithItsLine) {
   bool ok;
   std::string diag = screen("outs(%b) permutation = [x]\n"

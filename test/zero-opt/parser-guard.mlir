@@ -16,3 +16,13 @@ func.func @iterator_types_not_strings(%a: tensor<2xf32>) -> tensor<2xf32> {
 
 // CHECK: parser-guard.mlir:[[@LINE+1]]:29: error: dense array of 'index' is not supported
 module attributes {test.a = array<index: 1, 2>} {}
+
+// -----
+
+// A negative concatenation dim passed upstream's rank check and indexed the
+// shape with it (the mutation tester on test/zero-lower-cpu/Inputs/concat-step.mlir).
+func.func @concat_negative_dim(%a: tensor<2x2xf32>) -> tensor<2x4xf32> {
+  // CHECK: parser-guard.mlir:[[@LINE+1]]:26: error: tensor.concat's dim must be a dimension of the operands, 0 or more
+  %0 = tensor.concat dim(-1) %a, %a : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}

@@ -23,7 +23,9 @@ namespace mlir::zero {
 /// stores the result of DenseI64ArrayAttr::parse without checking it, so any
 /// malformed list (`[1= 0]`, `[#1, 0]`, `1`) dereferences a null attribute.
 /// `linalg.generic {... iterator_types = [...]}` with an entry that is not a
-/// string (`[f32]`, `[1]`) and `array<index: ...>` crash too.
+/// string (`[f32]`, `[1]`) and `array<index: ...>` crash too, and so does
+/// `tensor.concat` with a negative `dim` (its verifier indexes the shape
+/// with it).
 bool screenForParserCrashes(llvm::SourceMgr &sourceMgr, unsigned bufferId);
 
 } // namespace mlir::zero
