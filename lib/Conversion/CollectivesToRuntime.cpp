@@ -131,31 +131,22 @@ template <typename OpT> struct CollectiveLowering : RuntimePattern<OpT> {
   }
 };
 
-/// copy_start(in, out) -> call @zrt_copy_start(in, out, bytes) : i64.
-struct CopyLowering : RuntimePattern<zero::CopyStartOp> {
-  using RuntimePattern::RuntimePattern;
+/// The bytes a copy of `type` moves, or a located error for elements that
+/// are not whole bytes.
+FailureOr<int64_t> copyBytes(Operation *op, MemRefType type) {
+  Type elt = type.getElementType();
+  if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
+    return op->emitOpError()
+           << "cannot copy elements of " << elt << " (whole bytes are needed)";
+  return type.getNumElements() * (elt.getIntOrFloatBitWidth() / 8);
+}
 
-  LogicalResult
-  matchAndRewrite(zero::CopyStartOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (op.hasTensorSemantics())
-      return op.emitOpError("is still on tensors; bufferize first");
-    Value in = adaptor.getInput(), out = adaptor.getOutput();
-    auto type = cast<MemRefType>(in.getType());
-    Type elt = type.getElementType();
-    if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8 != 0)
-      return op.emitOpError() << "cannot copy elements of " << elt
-                              << " (whole bytes are needed)";
-    replaceWithCall(rewriter, op, kCopyStart, ValueRange{},
-                    ValueRange{in, out},
-                    type.getNumElements() * (elt.getIntOrFloatBitWidth() / 8));
-    return success();
-  }
-};
-
+/// copy_start(in, out) -> call @zrt_copy_start(in, out, bytes);
 /// read_start(extent, buffer) / write_start(buffer, extent) ->
-/// call @zrt_nvme_*_start(extent, buffer, bytes) : i64.
+/// call @zrt_nvme_*_start(extent, buffer, bytes). Each returns the i64
+/// request.
 template <typename OpT> struct TransferLowering : RuntimePattern<OpT> {
+  static constexpr bool kCopy = std::is_same_v<OpT, zero::CopyStartOp>;
   static constexpr bool kRead = std::is_same_v<OpT, zero::ReadStartOp>;
   using RuntimePattern<OpT>::RuntimePattern;
 
@@ -164,18 +155,24 @@ template <typename OpT> struct TransferLowering : RuntimePattern<OpT> {
                   ConversionPatternRewriter &rewriter) const override {
     if (op.hasTensorSemantics())
       return op.emitOpError("is still on tensors; bufferize first");
-    Value buffer;
-    if constexpr (kRead)
-      buffer = adaptor.getOutput();
-    else
-      buffer = adaptor.getInput();
-    FailureOr<int64_t> bytes =
-        zero::stagingBytes(op, cast<ShapedType>(buffer.getType()));
+    SmallVector<Value, 1> leading;
+    SmallVector<Value, 2> buffers;
+    FailureOr<int64_t> bytes;
+    if constexpr (kCopy) {
+      buffers = {adaptor.getInput(), adaptor.getOutput()};
+      bytes = copyBytes(op, cast<MemRefType>(buffers.front().getType()));
+    } else {
+      leading.push_back(adaptor.getExtent());
+      if constexpr (kRead)
+        buffers.push_back(adaptor.getOutput());
+      else
+        buffers.push_back(adaptor.getInput());
+      bytes = zero::stagingBytes(op, cast<ShapedType>(buffers[0].getType()));
+    }
     if (failed(bytes))
       return failure();
-    this->replaceWithCall(rewriter, op, kRead ? kReadStart : kWriteStart,
-                          ValueRange{adaptor.getExtent()}, ValueRange{buffer},
-                          *bytes);
+    StringRef entry = kCopy ? kCopyStart : kRead ? kReadStart : kWriteStart;
+    this->replaceWithCall(rewriter, op, entry, leading, buffers, *bytes);
     return success();
   }
 };
@@ -323,15 +320,17 @@ struct ZeroCollectivesToRuntimePass
     });
     EntryPoints entries(module);
     RewritePatternSet patterns(ctx);
-    patterns.add<CollectiveLowering<zero::AllGatherOp>,
-                 CollectiveLowering<zero::ReduceScatterOp>,
-                 CollectiveLowering<zero::AllReduceOp>,
-                 CollectiveLowering<zero::AllGatherStartOp>,
-                 CollectiveLowering<zero::ReduceScatterStartOp>,
-                 CollectiveLowering<zero::AllReduceStartOp>, CopyLowering,
-                 TransferLowering<zero::ReadStartOp>,
-                 TransferLowering<zero::WriteStartOp>, WaitLowering,
-                 RankLowering>(converter, ctx, entries);
+    patterns
+        .add<CollectiveLowering<zero::AllGatherOp>,
+             CollectiveLowering<zero::ReduceScatterOp>,
+             CollectiveLowering<zero::AllReduceOp>,
+             CollectiveLowering<zero::AllGatherStartOp>,
+             CollectiveLowering<zero::ReduceScatterStartOp>,
+             CollectiveLowering<zero::AllReduceStartOp>,
+             TransferLowering<zero::CopyStartOp>,
+             TransferLowering<zero::ReadStartOp>,
+             TransferLowering<zero::WriteStartOp>, WaitLowering, RankLowering>(
+            converter, ctx, entries);
     patterns.add<ArenaLowering>(converter, ctx, entries,
                                 zero::CommReserveOp::getOperationName());
     patterns.add<ArenaLowering>(converter, ctx, entries,

@@ -47,6 +47,20 @@ using namespace mlir::zero::gpu_kernels;
 
 namespace {
 
+/// A gpu.launch of `blocks` blocks of `threads` threads (both along x),
+/// with `b` inside it, before its terminator.
+gpu::LaunchOp openLaunch(OpBuilder &b, Location loc, int64_t blocks,
+                         int64_t threads) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value gridX = arith::ConstantIndexOp::create(b, loc, blocks);
+  Value blockX = arith::ConstantIndexOp::create(b, loc, threads);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, gridX, one, one, blockX, one, one);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+  return launch;
+}
+
 struct ZeroGpuKernelsPass
     : public zero::impl::ZeroGpuKernelsPassBase<ZeroGpuKernelsPass> {
   using Base::Base;
@@ -379,9 +393,6 @@ private:
     Operation *root = r.rows ? r.rows.getOperation() : r.nest.front();
     OpBuilder b(root);
     Location loc = root->getLoc();
-    auto cst = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
     SmallVector<Dim> rowDims;
     if (r.rows)
       rowDims = *parallelDims(r.rows);
@@ -390,12 +401,7 @@ private:
     int64_t limit = r.rows ? static_cast<int64_t>(blockSize)
                            : kScalarReductionThreads;
     int64_t threads = std::min<int64_t>(limit, llvm::alignTo(iterations, 32));
-    Value one = cst(1);
-    auto launch = gpu::LaunchOp::create(b, loc, cst(product(rowDims)), one,
-                                        one, cst(threads), one, one);
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToEnd(&body);
-    b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+    gpu::LaunchOp launch = openLaunch(b, loc, product(rowDims), threads);
     Value thread = launch.getThreadIds().x;
 
     // The place: the row's induction variables and what the parallel body
@@ -432,12 +438,7 @@ private:
     }
     int64_t threads =
         std::min<int64_t>(blockSize, llvm::alignTo(widest, 32));
-    Value one = cst(1);
-    auto launch = gpu::LaunchOp::create(b, loc, cst(product(k.rowDims)), one,
-                                        one, cst(threads), one, one);
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToEnd(&body);
-    b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+    gpu::LaunchOp launch = openLaunch(b, loc, product(k.rowDims), threads);
     Value thread = launch.getThreadIds().x;
 
     IRMapping map;

@@ -518,18 +518,17 @@ Value GPTBuilder::blockBackward(Value dx, ValueRange p, const BlockCache &cache,
       tb.linearBackward(cache.ln1.y, p[kAttnWeight], dqkv, /*needDx=*/true);
   LayerNormGrads ln1 = layerNormBackward(qkv.dx, cache.ln1, p[kLn1Weight]);
 
-  grads[kLn1Weight] = ln1.dw;
-  grads[kLn1Bias] = ln1.db;
-  grads[kAttnWeight] = qkv.dw;
-  grads[kAttnBias] = qkv.dbias;
-  grads[kAttnProjWeight] = attnProj.dw;
-  grads[kAttnProjBias] = attnProj.dbias;
-  grads[kLn2Weight] = ln2.dw;
-  grads[kLn2Bias] = ln2.db;
-  grads[kFcWeight] = fc.dw;
-  grads[kFcBias] = fc.dbias;
-  grads[kMlpProjWeight] = mlpProj.dw;
-  grads[kMlpProjBias] = mlpProj.dbias;
+  // Every block parameter is a weight with its bias.
+  auto store = [&](unsigned weight, unsigned bias, Value dw, Value db) {
+    grads[weight] = dw;
+    grads[bias] = db;
+  };
+  store(kLn1Weight, kLn1Bias, ln1.dw, ln1.db);
+  store(kAttnWeight, kAttnBias, qkv.dw, qkv.dbias);
+  store(kAttnProjWeight, kAttnProjBias, attnProj.dw, attnProj.dbias);
+  store(kLn2Weight, kLn2Bias, ln2.dw, ln2.db);
+  store(kFcWeight, kFcBias, fc.dw, fc.dbias);
+  store(kMlpProjWeight, kMlpProjBias, mlpProj.dw, mlpProj.dbias);
   return tb.add(dx1, ln1.dx);
 }
 

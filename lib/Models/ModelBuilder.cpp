@@ -235,6 +235,20 @@ static SmallVector<int64_t> reducedShape(Value x, ArrayRef<int64_t> dims) {
   return shape;
 }
 
+/// linalg.reduce of `x` over `dims` into `init`, each element combined
+/// with the accumulator by one `CombineOp` (element first).
+template <typename CombineOp>
+static Value reduceInto(OpBuilder &b, Location loc, Value x, Value init,
+                        ArrayRef<int64_t> dims) {
+  return linalg::ReduceOp::create(
+             b, loc, ValueRange{x}, ValueRange{init}, dims,
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value r = CombineOp::create(nb, nloc, args[0], args[1]);
+               linalg::YieldOp::create(nb, nloc, r);
+             })
+      ->getResult(0);
+}
+
 Value TensorBuilder::sum(Value x, ArrayRef<int64_t> dims) {
   if (cast<FloatType>(elementTypeOf(x)).getWidth() < compute.getWidth()) {
     ArrayRef<int64_t> shape = shapeOf(x);
@@ -247,25 +261,13 @@ Value TensorBuilder::sum(Value x, ArrayRef<int64_t> dims) {
                     return {s.add(a[1], a[0])};
                   });
   }
-  Value init = filled(reducedShape(x, dims), 0.0, elementTypeOf(x));
-  return linalg::ReduceOp::create(
-             b, loc, ValueRange{x}, ValueRange{init}, dims,
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value r = arith::AddFOp::create(nb, nloc, args[0], args[1]);
-               linalg::YieldOp::create(nb, nloc, r);
-             })
-      ->getResult(0);
+  return reduceInto<arith::AddFOp>(
+      b, loc, x, filled(reducedShape(x, dims), 0.0, elementTypeOf(x)), dims);
 }
 
 Value TensorBuilder::max(Value x, ArrayRef<int64_t> dims) {
-  Value init = filledNegInf(reducedShape(x, dims), elementTypeOf(x));
-  return linalg::ReduceOp::create(
-             b, loc, ValueRange{x}, ValueRange{init}, dims,
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value r = arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
-               linalg::YieldOp::create(nb, nloc, r);
-             })
-      ->getResult(0);
+  return reduceInto<arith::MaximumFOp>(
+      b, loc, x, filledNegInf(reducedShape(x, dims), elementTypeOf(x)), dims);
 }
 
 Value TensorBuilder::transpose(Value x, ArrayRef<int64_t> perm) {

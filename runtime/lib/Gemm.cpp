@@ -342,6 +342,50 @@ void gemmBF16Result(GemmCall g, bool batched) {
   forEach([](uint16_t &bits, float &x) { bits = floatToBF16(x); });
 }
 
+/// What an entry point runs: the element types of A and B, then of C.
+enum class GemmKind { F32, F64, BF16ToF32, BF16ToBF16 };
+
+/// One GEMM entry point's work: `g` run as `kind`; an error goes to the
+/// fatal handler under the entry point's name.
+void runEntry(const char *entry, GemmKind kind, const GemmCall &g,
+              bool batched) {
+  if (!guarded(entry, [&] {
+        switch (kind) {
+        case GemmKind::F32:
+          return gemm(DType::F32, g, batched);
+        case GemmKind::F64:
+          return gemm(DType::F64, g, batched);
+        case GemmKind::BF16ToF32:
+          return gemmBF16(g, batched);
+        case GemmKind::BF16ToBF16:
+          return gemmBF16Result(g, batched);
+        }
+      }))
+    reportFatal();
+}
+
+/// An unbatched entry point: a batch of one matrix, no strides.
+void runSingle(const char *entry, GemmKind kind, int32_t transA, int32_t transB,
+               int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+               const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  runEntry(entry, kind,
+           GemmCall{transA != 0, transB != 0, 1, m, n, k, a, 0, lda, b, 0, ldb,
+                    beta, c, 0, ldc},
+           /*batched=*/false);
+}
+
+/// A batched entry point, as runtime_compute.h orders its arguments.
+void runBatched(const char *entry, GemmKind kind, int32_t transA,
+                int32_t transB, int64_t batch, int64_t m, int64_t n, int64_t k,
+                const void *a, int64_t strideA, int64_t lda, const void *b,
+                int64_t strideB, int64_t ldb, double beta, void *c,
+                int64_t strideC, int64_t ldc) {
+  runEntry(entry, kind,
+           GemmCall{transA != 0, transB != 0, batch, m, n, k, a, strideA, lda,
+                    b, strideB, ldb, beta, c, strideC, ldc},
+           /*batched=*/true);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -350,40 +394,52 @@ void gemmBF16Result(GemmCall g, bool batched) {
 
 extern "C" {
 
-void zrt_gemm_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-                  const float *b, int64_t ldb, float beta, float *c,
-                  int64_t ldc) {
-  if (!guarded("zrt_gemm_f32", [&] {
-        gemm(DType::F32,
-             GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0, lda, b, 0,
-                      ldb, beta, c, 0, ldc},
-             false);
-      }))
-    reportFatal();
+void zrt_gemm_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                  int64_t k, const float *a, int64_t lda, const float *b,
+                  int64_t ldb, float beta, float *c, int64_t ldc) {
+  runSingle("zrt_gemm_f32", GemmKind::F32, trans_a, trans_b, m, n, k, a, lda, b,
+            ldb, beta, c, ldc);
 }
 
-void zrt_gemm_f64(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
-                  const double *b, int64_t ldb, double beta, double *c,
-                  int64_t ldc) {
-  if (!guarded("zrt_gemm_f64", [&] {
-        gemm(DType::F64,
-             GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0, lda, b, 0,
-                      ldb, beta, c, 0, ldc},
-             false);
-      }))
-    reportFatal();
+void zrt_gemm_f64(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                  int64_t k, const double *a, int64_t lda, const double *b,
+                  int64_t ldb, double beta, double *c, int64_t ldc) {
+  runSingle("zrt_gemm_f64", GemmKind::F64, trans_a, trans_b, m, n, k, a, lda, b,
+            ldb, beta, c, ldc);
 }
 
 void zrt_gemm_bf16_f32(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
                        int64_t k, const uint16_t *a, int64_t lda,
                        const uint16_t *b, int64_t ldb, float beta, float *c,
                        int64_t ldc) {
-  if (!guarded("zrt_gemm_bf16_f32", [&] {
-        gemmBF16(GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0, lda,
-                          b, 0, ldb, beta, c, 0, ldc},
-                 false);
-      }))
-    reportFatal();
+  runSingle("zrt_gemm_bf16_f32", GemmKind::BF16ToF32, trans_a, trans_b, m, n, k,
+            a, lda, b, ldb, beta, c, ldc);
+}
+
+void zrt_gemm_bf16_bf16(int32_t trans_a, int32_t trans_b, int64_t m, int64_t n,
+                        int64_t k, const uint16_t *a, int64_t lda,
+                        const uint16_t *b, int64_t ldb, float beta, uint16_t *c,
+                        int64_t ldc) {
+  runSingle("zrt_gemm_bf16_bf16", GemmKind::BF16ToBF16, trans_a, trans_b, m, n,
+            k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void zrt_gemm_batched_f32(int32_t trans_a, int32_t trans_b, int64_t batch,
+                          int64_t m, int64_t n, int64_t k, const float *a,
+                          int64_t stride_a, int64_t lda, const float *b,
+                          int64_t stride_b, int64_t ldb, float beta, float *c,
+                          int64_t stride_c, int64_t ldc) {
+  runBatched("zrt_gemm_batched_f32", GemmKind::F32, trans_a, trans_b, batch, m,
+             n, k, a, stride_a, lda, b, stride_b, ldb, beta, c, stride_c, ldc);
+}
+
+void zrt_gemm_batched_f64(int32_t trans_a, int32_t trans_b, int64_t batch,
+                          int64_t m, int64_t n, int64_t k, const double *a,
+                          int64_t stride_a, int64_t lda, const double *b,
+                          int64_t stride_b, int64_t ldb, double beta, double *c,
+                          int64_t stride_c, int64_t ldc) {
+  runBatched("zrt_gemm_batched_f64", GemmKind::F64, trans_a, trans_b, batch, m,
+             n, k, a, stride_a, lda, b, stride_b, ldb, beta, c, stride_c, ldc);
 }
 
 void zrt_gemm_batched_bf16_f32(int32_t trans_a, int32_t trans_b,
@@ -392,25 +448,9 @@ void zrt_gemm_batched_bf16_f32(int32_t trans_a, int32_t trans_b,
                                int64_t lda, const uint16_t *b,
                                int64_t stride_b, int64_t ldb, float beta,
                                float *c, int64_t stride_c, int64_t ldc) {
-  if (!guarded("zrt_gemm_batched_bf16_f32", [&] {
-        gemmBF16(GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a,
-                          stride_a, lda, b, stride_b, ldb, beta, c, stride_c,
-                          ldc},
-                 true);
-      }))
-    reportFatal();
-}
-
-void zrt_gemm_bf16_bf16(int32_t trans_a, int32_t trans_b, int64_t m,
-                        int64_t n, int64_t k, const uint16_t *a, int64_t lda,
-                        const uint16_t *b, int64_t ldb, float beta,
-                        uint16_t *c, int64_t ldc) {
-  if (!guarded("zrt_gemm_bf16_bf16", [&] {
-        gemmBF16Result(GemmCall{trans_a != 0, trans_b != 0, 1, m, n, k, a, 0,
-                                lda, b, 0, ldb, beta, c, 0, ldc},
-                       false);
-      }))
-    reportFatal();
+  runBatched("zrt_gemm_batched_bf16_f32", GemmKind::BF16ToF32, trans_a, trans_b,
+             batch, m, n, k, a, stride_a, lda, b, stride_b, ldb, beta, c,
+             stride_c, ldc);
 }
 
 void zrt_gemm_batched_bf16_bf16(int32_t trans_a, int32_t trans_b,
@@ -420,44 +460,9 @@ void zrt_gemm_batched_bf16_bf16(int32_t trans_a, int32_t trans_b,
                                 const uint16_t *b, int64_t stride_b,
                                 int64_t ldb, float beta, uint16_t *c,
                                 int64_t stride_c, int64_t ldc) {
-  if (!guarded("zrt_gemm_batched_bf16_bf16", [&] {
-        gemmBF16Result(GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a,
-                                stride_a, lda, b, stride_b, ldb, beta, c,
-                                stride_c, ldc},
-                       true);
-      }))
-    reportFatal();
-}
-
-void zrt_gemm_batched_f32(int32_t trans_a, int32_t trans_b,
-                          int64_t batch, int64_t m, int64_t n, int64_t k,
-                          const float *a, int64_t stride_a, int64_t lda,
-                          const float *b, int64_t stride_b, int64_t ldb,
-                          float beta, float *c, int64_t stride_c, int64_t ldc) {
-  if (!guarded("zrt_gemm_batched_f32", [&] {
-        gemm(DType::F32,
-             GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a, stride_a, lda,
-                      b, stride_b, ldb, beta,
-                      c, stride_c, ldc},
-             true);
-      }))
-    reportFatal();
-}
-
-void zrt_gemm_batched_f64(int32_t trans_a, int32_t trans_b,
-                          int64_t batch, int64_t m, int64_t n, int64_t k,
-                          const double *a, int64_t stride_a, int64_t lda,
-                          const double *b, int64_t stride_b, int64_t ldb,
-                          double beta, double *c, int64_t stride_c,
-                          int64_t ldc) {
-  if (!guarded("zrt_gemm_batched_f64", [&] {
-        gemm(DType::F64,
-             GemmCall{trans_a != 0, trans_b != 0, batch, m, n, k, a, stride_a, lda,
-                      b, stride_b, ldb, beta,
-                      c, stride_c, ldc},
-             true);
-      }))
-    reportFatal();
+  runBatched("zrt_gemm_batched_bf16_bf16", GemmKind::BF16ToBF16, trans_a,
+             trans_b, batch, m, n, k, a, stride_a, lda, b, stride_b, ldb, beta,
+             c, stride_c, ldc);
 }
 
 void zrt_get_gemm_stats(zrt_gemm_stats *out) {

@@ -65,6 +65,45 @@ struct Plan {
   cublasLtMatmulAlgo_t algo;
 };
 
+/// The largest power of two up to 256 that divides the address `ptr` and
+/// the batch stride `strideBytes` (0: no batch).
+uint32_t alignment(const void *ptr, int64_t strideBytes) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(ptr) |
+                  static_cast<uint64_t>(strideBytes) | 256u;
+  return static_cast<uint32_t>(bits & (~bits + 1));
+}
+
+/// The key of a GEMM's plan: every argument cuBLASLt's descriptors and
+/// algorithm depend on, the operands' alignment among them. Zeroed first:
+/// the key is compared and hashed as bytes, padding included.
+PlanKey planKey(DType dtype, const GemmArgs &g, int64_t batch, int64_t strideA,
+                int64_t strideB, int64_t strideC, bool tf32) {
+  PlanKey key;
+  std::memset(&key, 0, sizeof key);
+  key.dtype = static_cast<int>(dtype);
+  key.transA = g.transA;
+  key.transB = g.transB;
+  key.tf32 = tf32 && dtype == DType::F32;
+  key.betaZero = g.beta == 0;
+  key.bf16C = dtype == DType::BF16 && g.bf16C;
+  key.batch = batch;
+  key.m = g.m;
+  key.n = g.n;
+  key.k = g.k;
+  key.lda = g.lda;
+  key.ldb = g.ldb;
+  key.ldc = g.ldc;
+  key.strideA = strideA;
+  key.strideB = strideB;
+  key.strideC = strideC;
+  const int64_t abBytes = dtype == DType::F64 ? 8 : dtype == DType::F32 ? 4 : 2;
+  const int64_t cBytes = dtype == DType::F64 ? 8 : key.bf16C ? 2 : 4;
+  key.alignA = alignment(g.a, batch > 1 ? strideA * abBytes : 0);
+  key.alignB = alignment(g.b, batch > 1 ? strideB * abBytes : 0);
+  key.alignC = alignment(g.c, batch > 1 ? strideC * cBytes : 0);
+  return key;
+}
+
 /// cuBLASLt's workspace: what Hopper's kernels ask for at most (NVIDIA's
 /// recommendation for sm_90). Held outside the memory categories, as the
 /// backend's own, and reported by gemmKernel().
@@ -294,14 +333,6 @@ public:
   }
 
 private:
-  /// The largest power of two up to 256 that divides the address `ptr` and
-  /// the batch stride `strideBytes` (0: no batch).
-  static uint32_t alignment(const void *ptr, int64_t strideBytes) {
-    uint64_t bits = reinterpret_cast<uintptr_t>(ptr) |
-                    static_cast<uint64_t>(strideBytes) | 256u;
-    return static_cast<uint32_t>(bits & (~bits + 1));
-  }
-
   void checkLt(cublasStatus_t s, const char *what) const {
     if (s != CUBLAS_STATUS_SUCCESS) {
       const char *name = lt.cublasLtGetStatusName_
@@ -418,29 +449,7 @@ private:
   /// Descriptors and the algorithm for one GEMM shape, made once.
   const Plan &plan(DType dtype, const GemmArgs &g, int64_t batch,
                    int64_t strideA, int64_t strideB, int64_t strideC) {
-    PlanKey key;
-    std::memset(&key, 0, sizeof key);
-    key.dtype = static_cast<int>(dtype);
-    key.transA = g.transA;
-    key.transB = g.transB;
-    key.tf32 = tf32 && dtype == DType::F32;
-    key.betaZero = g.beta == 0;
-    key.bf16C = dtype == DType::BF16 && g.bf16C;
-    key.batch = batch;
-    key.m = g.m;
-    key.n = g.n;
-    key.k = g.k;
-    key.lda = g.lda;
-    key.ldb = g.ldb;
-    key.ldc = g.ldc;
-    key.strideA = strideA;
-    key.strideB = strideB;
-    key.strideC = strideC;
-    const int64_t abBytes = dtype == DType::F64 ? 8 : dtype == DType::F32 ? 4 : 2;
-    const int64_t cBytes = dtype == DType::F64 ? 8 : key.bf16C ? 2 : 4;
-    key.alignA = alignment(g.a, batch > 1 ? strideA * abBytes : 0);
-    key.alignB = alignment(g.b, batch > 1 ? strideB * abBytes : 0);
-    key.alignC = alignment(g.c, batch > 1 ? strideC * cBytes : 0);
+    PlanKey key = planKey(dtype, g, batch, strideA, strideB, strideC, tf32);
     auto it = plans.find(key);
     if (it != plans.end())
       return it->second;
