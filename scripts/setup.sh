@@ -36,7 +36,7 @@ packages=(
   cmake ninja-build ccache g++ python3 git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin zlib1g-dev
-  liburing-dev nlohmann-json3-dev
+  liburing-dev nlohmann-json3-dev libcli11-dev
 )
 if ((torch)); then
   packages+=(python3-venv)

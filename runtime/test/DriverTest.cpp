@@ -1,12 +1,16 @@
-//===- DriverTest.cpp - The driver's JSON reader and descriptor checks ----===//
+//===- DriverTest.cpp - The driver's JSON, descriptor checks and options -===//
 
 #include "Abi.h"
 #include "Data.h"
 #include "Json.h"
+#include "Options.h"
+
+#include "zero/driver.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sstream>
 
 using namespace zero::driver;
 
@@ -156,5 +160,111 @@ TEST(DriverData, StoresElements) {
   int64_t i;
   storeElement(DType::I64, 42.0, &i);
   EXPECT_EQ(i, 42);
+}
+
+// The training options of `args` (without argv[0]): true, or false with
+// the message in `error`.
+bool parse(std::vector<std::string> args, Options &opts, std::string &error) {
+  args.insert(args.begin(), "train");
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  return parseOptions(static_cast<int>(argv.size()), argv.data(), opts, error);
+}
+
+// Values as --name value, --name=value or -name value; the last one counts,
+// --hyper keeps every one, and `given` names what was on the command line.
+TEST(DriverOptions, ParsesEveryForm) {
+  Options opts;
+  std::string error;
+  ASSERT_TRUE(parse({"--steps", "7", "--lr=0.5", "-seed", "3", "--steps=010",
+                     "--hyper", "a=1", "--hyper=b=2", "--fixed-batch", "--data",
+                     "-odd-name", "-help"},
+                    opts, error))
+      << error;
+  EXPECT_EQ(opts.steps, 10u);
+  EXPECT_EQ(opts.seed, 3u);
+  EXPECT_EQ(opts.lr, 0.5);
+  EXPECT_EQ(opts.hyperOverrides, (std::vector<std::string>{"a=1", "b=2"}));
+  EXPECT_TRUE(opts.fixedBatch);
+  EXPECT_EQ(opts.dataFile, "-odd-name");
+  EXPECT_TRUE(opts.help);
+  EXPECT_EQ(opts.given, (std::set<std::string>{"steps", "lr", "seed", "hyper",
+                                               "fixed-batch", "data"}));
+}
+
+// Each mistake is one line that names the option, the value and what was
+// expected.
+TEST(DriverOptions, RejectsWithOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    const char *message;
+  } cases[] = {
+      {{"--stepz", "3"}, "unknown option '--stepz' (see zero-run --help)"},
+      {{"-x"}, "unknown option '-x' (see zero-run --help)"},
+      {{"--steps"}, "option '--steps' needs a value (see zero-run --help)"},
+      {{"--steps", "abc"},
+       "option '--steps' expects a non-negative integer, got 'abc'"},
+      {{"--steps", "-1"},
+       "option '--steps' expects a non-negative integer, got '-1'"},
+      {{"--steps", "0x10"},
+       "option '--steps' expects a non-negative integer, got '0x10'"},
+      {{"--num-threads", "3000000000"},
+       "option '--num-threads' expects a non-negative integer in range, got "
+       "'3000000000'"},
+      {{"--seed", "18446744073709551616"},
+       "option '--seed' expects a non-negative integer in range, got "
+       "'18446744073709551616'"},
+      {{"--lr", "fast"}, "option '--lr' expects a number, got 'fast'"},
+      {{"--lr", "inf"}, "option '--lr' expects a number, got 'inf'"},
+      {{"--lr", "1e999"}, "option '--lr' expects a number, got '1e999'"},
+      {{"--data="}, "option '--data' expects a non-empty value, got ''"},
+      {{"--fixed-batch=1"}, "option '--fixed-batch' takes no value"},
+      {{"--tf32=true"}, "option '--tf32' takes no value"},
+      {{"--help=1"}, "option '--help' takes no value"},
+      {{"foo"}, "unexpected argument 'foo' (see zero-run --help)"},
+      {{"--hyper", "a=1", "b=2"},
+       "unexpected argument 'b=2' (see zero-run --help)"},
+      {{"--"}, "unexpected argument '--' (see zero-run --help)"},
+      {{"--hyper", "x"}, "--hyper expects NAME=VALUE with a number, got 'x'"},
+      {{"--save-keep", "0"},
+       "--save-keep must be at least 1 (the checkpoint just saved)"},
+  };
+  for (const Case &c : cases) {
+    Options opts;
+    std::string error;
+    EXPECT_FALSE(parse(c.args, opts, error)) << c.message;
+    EXPECT_EQ(error, c.message);
+  }
+}
+
+// --help lists every option the arity function knows, by section, in lines
+// of at most 79 columns; the arity function knows every option it lists.
+TEST(DriverOptions, HelpListsEveryOption) {
+  std::string help = zrt_driver_usage();
+  EXPECT_EQ(help.rfind("Training:\n", 0), 0u);
+  size_t hyper = help.find("\nHyper-parameters (");
+  size_t schedule = help.find("\nLearning-rate schedule (");
+  size_t check = help.find("\nGradient check (");
+  EXPECT_LT(help.find("\nBatches: "), hyper);
+  EXPECT_LT(hyper, schedule);
+  EXPECT_LT(schedule, check);
+  EXPECT_NE(check, std::string::npos);
+  std::istringstream lines(help);
+  int listed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 79u) << line;
+    if (line.rfind("  --", 0) != 0)
+      continue;
+    std::string name = line.substr(4, line.find(' ', 4) - 4);
+    EXPECT_GE(zrt_driver_option_arity(name.c_str()), 0) << name;
+    ++listed;
+  }
+  EXPECT_EQ(listed, 38);
+  EXPECT_NE(help.find("  --sim-link bw=G,latency=U\n"), std::string::npos);
+  EXPECT_NE(help.find("  --hyper NAME=VALUE     set any"), std::string::npos);
+  EXPECT_EQ(zrt_driver_option_arity("tf32"), 0);
+  EXPECT_EQ(zrt_driver_option_arity("hyper"), 1);
+  EXPECT_EQ(zrt_driver_option_arity("help"), -1);
 }
 } // namespace
