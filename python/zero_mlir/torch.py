@@ -10,11 +10,13 @@ writes a module of the training-step contract (docs/training-step-ir.md):
 
 - ``forward_backward``: ``loss_fn(model, batch)`` and the gradient of every
   parameter, traced together (``make_fx`` of a joint function, the backward
-  written out by autograd) and lowered to linalg-on-tensors by torch-mlir's
-  FX importer. The ops torch-mlir would lower to its own ``tm_tensor``
-  dialect (the embedding backward's and cross-entropy's scatter-add, the
-  gather of cross-entropy's forward) are decomposed first into one-hot
-  products, which lower to upstream linalg; the model is not rewritten.
+  written out by autograd), functionalized (in-place ops rewritten out of
+  place) and lowered to linalg-on-tensors by torch-mlir's FX importer, in
+  a child process (a crash there is an ExportError naming the op). The ops
+  torch-mlir would lower to its own ``tm_tensor`` dialect or crash on (the
+  embedding backward's and cross-entropy's scatter-add, gather,
+  scatter_add) are decomposed first into one-hot selects and products,
+  which lower to upstream linalg; the model is not rewritten.
 - ``optimizer``: AdamW as tensor math (zero_mlir._adamw), its
   hyper-parameters ``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``
   and ``step`` real arguments that zero-run feeds (``--lr`` ...).
@@ -32,8 +34,10 @@ where FUNCTION() returns ``(model, loss_fn, example_batch)``; ``--help``.
 """
 
 import argparse
+import operator
 import os
 import re
+import signal
 import sys
 import tempfile
 
@@ -54,7 +58,8 @@ _ZERO_RUN_FLAGS = {'lr': '--lr', 'beta1': '--beta1', 'beta2': '--beta2',
 
 def _decompositions():
     """core ATen decompositions, plus one-hot forms of the ops torch-mlir
-    would lower to tm_tensor.scatter / gather (not upstream dialects)."""
+    would lower to tm_tensor.scatter (not an upstream dialect) or lowers
+    wrongly (gather: a crash inside torch-mlir)."""
     import torch
     from torch._decomp import core_aten_decompositions
     aten = torch.ops.aten
@@ -113,7 +118,45 @@ def _decompositions():
         inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + torch.tanh(inner))
 
+    def narrow_to(x, shape, skip):
+        # gather / scatter_add read only index.shape of the other dims.
+        for i, n in enumerate(shape):
+            if i != skip and n < x.shape[i]:
+                x = x.narrow(i, 0, n)
+        return x
+
+    def gather(x, dim, index, sparse_grad=False):
+        # out[..., j, ...] = x[..., index[..., j, ...], ...] along dim: a
+        # select of the one-hot match (where, not a product: -inf stays
+        # out of the sum), summed over dim's positions.
+        if x.dim() == 0:
+            return NotImplemented
+        d = dim % x.dim()
+        src = narrow_to(x, index.shape, d).movedim(d, -1).unsqueeze(d)
+        hot = one_hot(index, x.shape[d], torch.bool)
+        return torch.where(hot, src, torch.zeros((), dtype=x.dtype)).sum(-1)
+
+    def scatter_add(x, dim, index, src):
+        # x[..., index[..., j, ...], ...] += src[..., j, ...]: the one-hot
+        # match summed over index's positions along dim.
+        if x.dim() == 0:
+            return NotImplemented
+        d = dim % x.dim()
+        src = narrow_to(src, index.shape, -1)
+        hot = one_hot(index, x.shape[d], torch.bool)
+        add = torch.where(hot, src.unsqueeze(-1),
+                          torch.zeros((), dtype=src.dtype))
+        add = add.sum(d).movedim(-1, d)
+        pad = []
+        for i in reversed(range(x.dim())):
+            pad += [0, x.shape[i] - add.shape[i]]
+        if any(pad):
+            add = torch.constant_pad_nd(add, pad, 0.0)
+        return x + add.to(x.dtype)
+
     table = core_aten_decompositions()
+    table[aten.gather.default] = gather
+    table[aten.scatter_add.default] = scatter_add
     table[aten.embedding_dense_backward.default] = embedding_dense_backward
     table[aten.nll_loss_forward.default] = nll_loss_forward
     table[aten.nll_loss_backward.default] = nll_loss_backward
@@ -174,9 +217,19 @@ def _trace(model, loss_fn, names, batch_names, batch_dtypes, args):
     # The math path of scaled_dot_product_attention: matmuls and a softmax,
     # which decompose to core ATen (the fused CPU kernels do not).
     buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
-    with sdpa_kernel(SDPBackend.MATH):
-        gm = make_fx(joint, decomposition_table=_decompositions(),
-                     tracing_mode='real')(*args)
+    try:
+        with sdpa_kernel(SDPBackend.MATH):
+            gm = make_fx(joint, decomposition_table=_decompositions(),
+                         tracing_mode='real', record_stack_traces=True)(*args)
+    except RuntimeError as e:
+        if not re.search(r'data-dependent|_local_scalar_dense', str(e)):
+            raise
+        raise ExportError("the step branches on a tensor's value (Python "
+                          'control flow on a traced tensor, .item() or '
+                          'bool(tensor))' + _user_frame(e.__traceback__) +
+                          ': the step is one fixed graph; compute both sides '
+                          'and pick with torch.where, or decide outside the '
+                          'step') from None
     # The trace ran for real: a buffer it changed is state the step would
     # have to carry from step to step, which the contract has no place for.
     for name, b in model.named_buffers():
@@ -195,20 +248,222 @@ def _trace(model, loss_fn, names, batch_names, batch_dtypes, args):
         raise ExportError('the traced step draws random numbers (' +
                           ', '.join(random) + '): dropout and other random '
                           'ops are not supported; set their probability to 0')
-    return gm, unused
+    with sdpa_kernel(SDPBackend.MATH):
+        return _functionalize(gm, args), unused
+
+
+def _user_frame(tb):
+    """' at FILE:LINE (`code`)' for the innermost frame of `tb` outside
+    torch and this package, '' if there is none."""
+    import traceback
+    import torch
+    skip = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
+    frames = [f for f in traceback.extract_tb(tb)
+              if not f.filename.startswith(skip)]
+    if not frames:
+        return ''
+    f = frames[-1]
+    return f' at {f.filename}:{f.lineno}' + (f' (`{f.line.strip()}`)'
+                                             if f.line else '')
+
+
+def _functionalize(gm, args):
+    """The traced step with its in-place ops (x.mul_(2) in user code,
+    nn.RMSNorm's add_, F.normalize's and label smoothing's copy_) rewritten
+    out of place by PyTorch's functionalization; torch-mlir's importer
+    takes value semantics only. Traced once more through an fx.Interpreter
+    so that each node keeps its user-code stack trace (torch-mlir's
+    locations)."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    import torch.fx.traceback as fx_traceback
+
+    def run(*flat):
+        return torch.fx.Interpreter(gm).run(*flat)
+
+    with fx_traceback.preserve_node_meta():
+        out = make_fx(torch.func.functionalize(run, remove='mutations'),
+                      decomposition_table=_decompositions(),
+                      tracing_mode='real')(*args)
+    mutating = sorted({str(n.target) for n in out.graph.nodes
+                       if n.op == 'call_function' and
+                       isinstance(n.target, torch._ops.OpOverload) and
+                       n.target._schema.is_mutable})
+    if mutating:
+        raise ExportError('the step changes a tensor it did not create, in '
+                          'place (' + ', '.join(mutating) + '): a parameter, '
+                          'batch tensor or buffer changed by the step is not '
+                          'supported')
+    return out
+
+
+def _lower_in_child(gm, tmp):
+    """torch-mlir's import and lowering of `gm`, in a forked child: a crash
+    inside torch-mlir (a segfault, an LLVM fatal error) ends the child, not
+    the caller. Its temporary files (torch-mlir writes a reproducer on
+    failure) and its stderr stay in `tmp`. Returns ('ok', bytecode),
+    ('error', first diagnostic) or ('crash', what the child last said)."""
+    out, diag, log = (os.path.join(tmp, n) for n in
+                      ('step.mlirbc', 'diagnostic.txt', 'stderr.txt'))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 2
+        try:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            tempfile.tempdir = tmp
+            import torch
+            torch.set_num_threads(1)  # no OpenMP pool inherited over fork
+            from torch_mlir import fx as torch_mlir_fx, ir
+            from torch_mlir.dialects import torch as torch_d
+            from torch_mlir.extras.fx_importer import FxImporter
+            context = ir.Context()
+            torch_d.register_dialect(context)
+            errors = []
+
+            def handler(d):
+                if d.severity == ir.DiagnosticSeverity.ERROR:
+                    try:
+                        errors.append(_diagnostic_text(d))
+                    except Exception:
+                        errors.append(' '.join(str(d.message).split()))
+                return True  # handled: nothing printed
+
+            context.attach_diagnostic_handler(handler)
+            try:
+                module = torch_mlir_fx.stateless_fx_import(
+                    gm, output_type='linalg-on-tensors',
+                    model_name='forward_backward',
+                    fx_importer=FxImporter(context=context))
+                with open(out, 'wb') as f:
+                    module.operation.write_bytecode(f)
+                code = 0
+            except Exception as e:
+                with open(diag, 'w') as f:
+                    f.write(errors[0] if errors else
+                            (str(e).strip().splitlines() or ['?'])[0])
+                code = 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return 'ok', open(out, 'rb').read()
+    if os.WIFEXITED(status) and os.path.exists(diag):
+        return 'error', open(diag).read()
+    said = [l.strip() for l in open(log, errors='replace').read().splitlines()
+            if l.strip()] if os.path.exists(log) else []
+    what = (f'signal {signal.Signals(os.WTERMSIG(status)).name}'
+            if os.WIFSIGNALED(status) else
+            f'exit status {os.WEXITSTATUS(status)}')
+    return 'crash', what + (f' after "{said[-1]}"' if said else '')
+
+
+def _diagnostic_text(d):
+    """An MLIR diagnostic as one line: its message and, where torch-mlir
+    gave it (the node's stack trace), the innermost user-code location."""
+    text = ' '.join(str(d.message).split())
+    import torch
+    import torch_mlir.fx
+    skip = (os.path.dirname(torch.__file__),
+            os.path.dirname(torch_mlir.fx.__file__),
+            os.path.dirname(__file__))
+    files = [(f, l) for f, l in
+             re.findall(r'"([^"]+)":(\d+)', str(d.location))
+             if not f.startswith(skip)]
+    return text + (f' (at {files[0][0]}:{files[0][1]})' if files else '')
+
+
+def _single_op_graphs(gm):
+    """(node, a graph of that node alone) for the first node of each
+    distinct op of `gm`, in graph order: its arguments placeholders."""
+    import torch
+    fx = torch.fx
+    seen = set()
+    for node in gm.graph.nodes:
+        if (node.op != 'call_function' or node.target in seen or
+                not isinstance(node.target, torch._ops.OpOverload)):
+            continue
+        val = node.meta.get('val')
+        if not isinstance(val, (torch.Tensor, tuple, list)):
+            continue
+        seen.add(node.target)
+        g = fx.Graph()
+        inputs = []
+
+        def arg(a):
+            if a.op == 'get_attr':
+                value = getattr(gm, a.target)
+            else:
+                value = a.meta.get('val')
+            p = g.placeholder(f'in{len(inputs)}')
+            p.meta['val'] = value
+            inputs.append(p)
+            return p
+
+        n = g.call_function(node.target, fx.map_arg(node.args, arg),
+                            fx.map_arg(node.kwargs, arg))
+        n.meta = dict(node.meta)
+        if isinstance(val, torch.Tensor):
+            g.output((n,))
+        else:
+            outs = []
+            for i, v in enumerate(val):
+                if isinstance(v, torch.Tensor):
+                    o = g.call_function(operator.getitem, (n, i))
+                    o.meta['val'] = v
+                    outs.append(o)
+            g.output(tuple(outs))
+        yield node, fx.GraphModule(gm, g)
 
 
 def _lower(gm):
-    from torch_mlir import fx as torch_mlir_fx
-    from torch_mlir.compiler_utils import TorchMlirCompilerError
-    try:
-        return torch_mlir_fx.stateless_fx_import(
-            gm, output_type='linalg-on-tensors', model_name='forward_backward')
-    except TorchMlirCompilerError as e:
-        lines = [l for l in str(e).splitlines() if 'error' in l.lower()]
-        raise ExportError('torch-mlir could not lower the traced step to '
-                          'linalg-on-tensors: ' +
-                          (lines[0].strip() if lines else str(e).strip()))
+    """forward_backward, lowered to linalg-on-tensors by torch-mlir (in a
+    child process, see _lower_in_child); its failures are ExportErrors that
+    quote torch-mlir's first diagnostic, its crashes ExportErrors that name
+    the op, and nothing is left in the temporary directory."""
+    import torch
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    with tempfile.TemporaryDirectory(prefix='zero-mlir-export.') as tmp:
+        kind, result = _lower_in_child(gm, tmp)
+        if kind == 'error':
+            raise ExportError('torch-mlir could not lower the traced step to '
+                              'linalg-on-tensors: ' + result)
+        if kind == 'crash':
+            # Which op: each distinct op of the step lowered alone.
+            for node, single in _single_op_graphs(gm):
+                k, r = _lower_in_child(single, tmp)
+                if k == 'ok':
+                    continue
+                where = _stack_location(node)
+                raise ExportError(
+                    f'torch-mlir crashed lowering {node.target}' + where +
+                    (f' ({r})' if k == 'crash' else f': {r}') +
+                    ': the exporter cannot export this op; write that '
+                    'part of the model with other ops')
+            raise ExportError('torch-mlir crashed lowering the traced step '
+                              f'({result}); no single op of it crashes alone')
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    # Ops of torch-mlir's own dialects (tm_tensor) parse, and
+    # _check_dialects names them.
+    context.allow_unregistered_dialects = True
+    return ir.Module.parse(result, context=context)
+
+
+def _stack_location(node):
+    """' at FILE:LINE' of the innermost user-code frame of node's stack
+    trace (recorded by make_fx), '' if it has none."""
+    import torch
+    trace = node.meta.get('stack_trace') or ''
+    skip = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
+    frames = [(f, l) for f, l in
+              re.findall(r'File "([^"]+)", line (\d+)', trace)
+              if not f.startswith(skip)]
+    return f' at {frames[-1][0]}:{frames[-1][1]}' if frames else ''
 
 
 def _annotate(module, names, batch_names, batch_ranges):

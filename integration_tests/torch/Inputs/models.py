@@ -8,6 +8,11 @@ make_gpt_explicit_attention: the same with nanoGPT's other attention path
 make_mlp: an MLP regression model, mean squared error.
 make_unused: an MLP with a parameter the loss does not use (its gradient
 is zero).
+make_gpt_rmsnorm, make_gpt_label_smoothing, make_gpt_gather: the GPT with
+nn.RMSNorm, with label-smoothed cross-entropy, with cross-entropy written
+as log_softmax and gather.
+make_inplace, make_scatter_add: MLPs with in-place ops in user code and
+with a scatter_add.
 Each returns (model, loss_fn, example_batch), what python -m
 zero_mlir.torch FILE:FUNCTION expects.
 """
@@ -59,11 +64,11 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd, n_head, block_size, flash):
+    def __init__(self, n_embd, n_head, block_size, flash, norm=nn.LayerNorm):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(n_embd)
+        self.ln_1 = norm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, block_size, flash)
-        self.ln_2 = nn.LayerNorm(n_embd)
+        self.ln_2 = norm(n_embd)
         self.mlp = MLP(n_embd)
 
     def forward(self, x):
@@ -73,14 +78,14 @@ class Block(nn.Module):
 
 class GPT(nn.Module):
     def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd,
-                 flash=True):
+                 flash=True, norm=nn.LayerNorm):
         super().__init__()
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(vocab_size, n_embd),
             wpe=nn.Embedding(block_size, n_embd),
-            h=nn.ModuleList([Block(n_embd, n_head, block_size, flash)
+            h=nn.ModuleList([Block(n_embd, n_head, block_size, flash, norm)
                              for _ in range(n_layer)]),
-            ln_f=nn.LayerNorm(n_embd),
+            ln_f=norm(n_embd),
         ))
         self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
         self.transformer.wte.weight = self.lm_head.weight  # weight tying
@@ -112,11 +117,40 @@ def gpt_loss(model, batch):
                            batch['targets'].view(-1), ignore_index=-1)
 
 
-def make_gpt(vocab=64, seq=16, layers=2, heads=2, d=32, batch=2, flash=True):
+def make_gpt(vocab=64, seq=16, layers=2, heads=2, d=32, batch=2, flash=True,
+             norm=nn.LayerNorm, loss=gpt_loss):
     torch.manual_seed(0)
-    model = GPT(vocab, seq, layers, heads, d, flash)
+    model = GPT(vocab, seq, layers, heads, d, flash, norm)
     tokens = torch.randint(0, vocab, (batch, seq))
-    return model, gpt_loss, {'tokens': tokens, 'targets': tokens}
+    return model, loss, {'tokens': tokens, 'targets': tokens}
+
+
+def make_gpt_rmsnorm():
+    """nn.RMSNorm for every LayerNorm (its forward adds eps in place)."""
+    return make_gpt(norm=nn.RMSNorm)
+
+
+def label_smoothing_loss(model, batch):
+    logits = model(batch['tokens'])
+    return F.cross_entropy(logits.view(-1, logits.size(-1)),
+                           batch['targets'].view(-1), label_smoothing=0.1)
+
+
+def make_gpt_label_smoothing():
+    return make_gpt(loss=label_smoothing_loss)
+
+
+def gather_loss(model, batch):
+    """cross-entropy written out: log_softmax and a gather of the target
+    class (whose backward is a scatter_add)."""
+    logits = model(batch['tokens'])
+    logits = logits.view(-1, logits.size(-1))
+    y = batch['targets'].view(-1)
+    return -F.log_softmax(logits, -1).gather(-1, y.unsqueeze(-1)).mean()
+
+
+def make_gpt_gather():
+    return make_gpt(loss=gather_loss)
 
 
 def make_gpt_explicit_attention():
@@ -158,6 +192,46 @@ def make_unused():
     return make_mlp(unused=True)
 
 
+class InPlace(nn.Module):
+    """In-place ops in user code: F.normalize (its out= division), mul_ and
+    add_ on activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = F.normalize(self.fc1(x), dim=-1)
+        h.mul_(2.0)
+        h.add_(torch.tanh(h))
+        return self.fc2(h)
+
+
+def make_inplace():
+    torch.manual_seed(0)
+    return _regression(InPlace())
+
+
+class ScatterAdd(nn.Module):
+    """A forward pass that scatter-adds: fc's 6 outputs summed into 3
+    buckets (its backward a gather)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        h = self.fc(x)
+        index = torch.tensor([0, 2, 1, 0, 2, 2]).expand(h.shape[0], 6)
+        return torch.zeros(h.shape[0], 3).scatter_add(1, index, h)
+
+
+def make_scatter_add():
+    torch.manual_seed(0)
+    return _regression(ScatterAdd())
+
+
 # Models the exporter refuses, each with one clear error.
 
 def make_dropout():
@@ -172,21 +246,51 @@ def make_batchnorm():
                                      nn.Linear(8, 3)))
 
 
-class ScatterAdd(nn.Module):
-    """A forward pass that scatter-adds (torch-mlir: tm_tensor.scatter)."""
+class Lowered(nn.Module):
+    """fc, then `op` of its output."""
 
+    def __init__(self, op):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+        self.op = op
+
+    def forward(self, x):
+        return self.op(self.fc(x))
+
+
+def make_cumsum():
+    """torch-mlir lowers cumsum to its own tm_tensor.scan."""
+    torch.manual_seed(0)
+    return _regression(Lowered(lambda h: torch.cumsum(h, -1)))
+
+
+def make_erfinv():
+    """torch-mlir has no lowering of erfinv."""
+    torch.manual_seed(0)
+    return _regression(Lowered(lambda h: torch.erfinv(torch.tanh(h))))
+
+
+def make_sort():
+    """torch-mlir crashes lowering sort's backward (a scatter)."""
+    torch.manual_seed(0)
+    return _regression(Lowered(lambda h: torch.sort(h, -1).values))
+
+
+class Branch(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(6, 3)
 
     def forward(self, x):
-        index = torch.tensor([[0, 1, 0], [2, 2, 1], [1, 0, 0], [0, 0, 2]])
-        return torch.zeros(4, 3).scatter_add(1, index, self.fc(x))
+        h = self.fc(x)
+        if h.sum() > 0:  # a branch on a value: not one graph
+            h = -h
+        return h
 
 
-def make_scatter_add():
+def make_branch():
     torch.manual_seed(0)
-    return _regression(ScatterAdd())
+    return _regression(Branch())
 
 
 def make_vector_loss():
