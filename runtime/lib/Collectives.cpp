@@ -496,11 +496,7 @@ double zrt_set_comm_timeout(double seconds) {
 }
 
 const char *zrt_collective_name(zrt_collective collective) {
-  // Copied as categoryValue does: C callers may pass any int.
-  std::underlying_type_t<zrt_collective> value;
-  static_assert(sizeof value == sizeof collective);
-  std::memcpy(&value, &collective, sizeof value);
-  return collectiveName(static_cast<int>(value));
+  return collectiveName(enumValue(collective));
 }
 
 void zrt_get_comm_stats(zrt_comm_stats *out) {

@@ -42,13 +42,6 @@ using namespace zero::runtime;
 // Memory categories
 //===----------------------------------------------------------------------===//
 
-int zero::runtime::categoryValue(const zrt_category &category) {
-  std::underlying_type_t<zrt_category> value;
-  static_assert(sizeof value == sizeof category);
-  std::memcpy(&value, &category, sizeof value);
-  return static_cast<int>(value);
-}
-
 bool zero::runtime::validCategory(int category) {
   return category >= 0 && category < ZRT_NUM_CATEGORIES;
 }
@@ -420,13 +413,13 @@ void zero::runtime::freeCommBuffer(void *ptr) noexcept {
 extern "C" {
 
 const char *zrt_category_name(zrt_category category) {
-  return categoryName(categoryValue(category));
+  return categoryName(enumValue(category));
 }
 
 void *zrt_alloc(size_t bytes, zrt_category category) {
   void *ptr = nullptr;
   guarded("zrt_alloc", [&] {
-    ptr = memory().allocate(bytes, kMinAlignment, categoryValue(category),
+    ptr = memory().allocate(bytes, kMinAlignment, enumValue(category),
                             /*zeroed=*/true);
   });
   return ptr;
@@ -435,7 +428,7 @@ void *zrt_alloc(size_t bytes, zrt_category category) {
 void *zrt_alloc_host(size_t bytes, zrt_category category) {
   void *ptr = nullptr;
   guarded("zrt_alloc_host", [&] {
-    ptr = memory().allocate(bytes, kMinAlignment, categoryValue(category),
+    ptr = memory().allocate(bytes, kMinAlignment, enumValue(category),
                             /*zeroed=*/true, ZRT_SPACE_HOST);
   });
   return ptr;
@@ -489,7 +482,7 @@ void _mlir_memref_to_llvm_free(void *ptr) {
 
 void zrt_set_generated_category(zrt_category category) {
   if (!guarded("zrt_set_generated_category", [&] {
-        int value = categoryValue(category);
+        int value = enumValue(category);
         if (!validCategory(value))
           throw Error(format("invalid category %d", value));
         generatedCategory.store(value);
@@ -499,7 +492,7 @@ void zrt_set_generated_category(zrt_category category) {
 
 void zrt_set_generated_space(zrt_space space) {
   if (!guarded("zrt_set_generated_space", [&] {
-        int value = static_cast<int>(space);
+        int value = enumValue(space);
         if (value != ZRT_SPACE_DEVICE && value != ZRT_SPACE_HOST)
           throw Error(format("invalid memory space %d", value));
         generatedSpace.store(value);

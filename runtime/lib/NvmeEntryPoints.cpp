@@ -47,7 +47,7 @@ void zrt_nvme_close(void) {
 int64_t zrt_nvme_alloc(size_t bytes, zrt_category category) {
   int64_t handle = 0;
   guarded("zrt_nvme_alloc", [&] {
-    int c = categoryValue(category);
+    int c = enumValue(category);
     if (!validCategory(c))
       throw Error(format("invalid category %d", c));
     handle = NvmeStore::get().allocate(bytes, c);

@@ -25,10 +25,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -81,10 +83,16 @@ Backend &backend();
 
 constexpr std::size_t kMinAlignment = 64;
 
-/// The value of a zrt_category argument as an int. C callers (generated code
-/// included) may pass any int; in C++ loading such a value as the enum type
-/// is undefined, so the bits are copied instead.
-int categoryValue(const zrt_category &category);
+/// The value of a C enum argument (zrt_category, zrt_space, ...) as an
+/// int. C callers (generated code included) may pass any int; in C++
+/// loading such a value as the enum type is undefined, so the bits are
+/// copied instead.
+template <typename Enum> int enumValue(const Enum &e) {
+  std::underlying_type_t<Enum> value;
+  static_assert(sizeof value == sizeof e);
+  std::memcpy(&value, &e, sizeof value);
+  return static_cast<int>(value);
+}
 bool validCategory(int category);
 const char *categoryName(int category);
 
