@@ -9,7 +9,8 @@ each trained a few steps by zero-run on 2-4 ranks at stages 0, 1, 2 and 3,
 scheduled and unscheduled, with some of: gradient accumulation, the
 optimizer on the host, the NVMe tier (the optimizer's states at stages 0-2,
 the parameter shards with the optimizer on the host at stage 3), the
-x86-64-v3 code generator. GPT vocabularies go down to 2 (a token file of
+x86-64-v3 code generator; at stage 3 some keep their small parameters whole
+(--param-persistence-threshold). GPT vocabularies go down to 2 (a token file of
 ids below the vocabulary is made for those the built-in corpus does not
 fit). For some models one stage runs again under a memory budget, a
 fraction of the peak its unbudgeted run measured. What must hold:
@@ -143,6 +144,12 @@ def main():
                                 ['--target-cpu', 'x86-64-v3']])
             if not avx2 and '--target-cpu' in extra:
                 extra = []
+            # Stage 3 keeps some parameters whole (layer-wise partitioning):
+            # none, the 1-element ones, or those under 16 or 200 elements.
+            # Not with the NVMe tier, which refuses a step with no shard.
+            persist = rng.choice([0, 0, 2, 16, 200])
+            if NVME in extra:
+                persist = 0
             module = os.path.join(tmp, f'model{i}.mlir')
             subprocess.run([os.path.join(args.bin_dir, 'zero-gen'), *gen,
                             '-o', module], check=True)
@@ -165,7 +172,9 @@ def main():
                              if stage == budget_stage and not schedule
                              else []),
                            *[nvme_placement(stage, nvme_dir) if a == NVME
-                             else a for a in extra]]
+                             else a for a in extra],
+                           *(['--param-persistence-threshold', str(persist)]
+                             if stage == 3 and persist else [])]
                     runs += 1
                     try:
                         r = subprocess.run(cmd, capture_output=True, text=True,

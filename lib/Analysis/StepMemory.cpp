@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <limits>
@@ -389,9 +390,16 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
   // Buffers the caller passes, by the category a driver counts them in.
   Live live;
   int64_t paramEltBytes = 0;
-  // Stage 3 takes parameter shards, and so does a step whose gathers
-  // zero-schedule deferred (defer-gathers).
-  bool paramsSharded = false;
+  // The parameters the step takes as shards, by name: stage 3's (but its
+  // persistent ones), and those whose gathers zero-schedule deferred
+  // (defer-gathers).
+  llvm::StringSet<> shardedParams;
+  auto noteSharded = [&](unsigned i) {
+    auto name = fn.getArgAttrOfType<StringAttr>(
+        i, ZeroDialect::ParamAttrHelper::getNameStr());
+    if (name && fn.getArgAttr(i, ZeroDialect::ShardedAttrHelper::getNameStr()))
+      shardedParams.insert(name.getValue());
+  };
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
     auto t = dyn_cast<MemRefType>(fn.getArgument(i).getType());
     // An NVMe extent (zero-offload's !zero.extent, or as lowered an i64
@@ -415,8 +423,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
       int64_t reserved = (bytes + kNvmeBlock - 1) / kNvmeBlock * kNvmeBlock;
       r.nvme[isParam ? "params" : "optimizer_states"] += reserved;
       if (isParam) {
-        paramsSharded |= static_cast<bool>(fn.getArgAttr(
-            i, ZeroDialect::ShardedAttrHelper::getNameStr()));
+        noteSharded(i);
         paramEltBytes = eltBytes;
         r.largestTensor = std::max(r.largestTensor, bytes);
         ++r.numParams;
@@ -430,9 +437,7 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
       return failure();
     bool isParam =
         fn.getArgAttr(i, ZeroDialect::ParamAttrHelper::getNameStr()) != nullptr;
-    if (isParam &&
-        fn.getArgAttr(i, ZeroDialect::ShardedAttrHelper::getNameStr()))
-      paramsSharded = true;
+    noteSharded(i);
     StringRef category =
         isParam                                                       ? "params"
         : fn.getArgAttr(i, ZeroDialect::GradAttrHelper::getNameStr()) ? "grads"
@@ -469,16 +474,18 @@ FailureOr<StepMemory> zero::predictStepMemory(func::FuncOp fn,
       return failure();
     // ZeRO accounting (Rajbhandari et al.): the sharded terms divided by
     // N, padding included, as each layout says which parts are sharded
-    // (zero-partition's decision). States are the arguments as
-    // partitioned. Parameters count as shards also where the step takes
-    // them so after zero-schedule deferred their gathers. Gradients count
-    // at the bytes the step holds them in (an accumulator's, where the
+    // (zero-partition's decision, parameter by parameter). States are the
+    // arguments as partitioned. A parameter counts as a shard also where
+    // the step takes it so after zero-schedule deferred its gathers. Gradients
+    // count at the bytes the step holds them in (an accumulator's, where the
     // layout gives one).
     std::optional<int64_t> paramElems = 0, gradBytes = 0;
     int64_t largest = 0;
     for (LayoutAttr m : manifest.getAsRange<LayoutAttr>()) {
       int64_t elems =
-          m.paramsSharded() || paramsSharded ? m.getShard() : m.getNumel();
+          m.paramsSharded() || shardedParams.contains(m.getName().getValue())
+              ? m.getShard()
+              : m.getNumel();
       paramElems =
           paramElems ? llvm::checkedAdd(*paramElems, elems) : std::nullopt;
       largest = std::max(largest, m.getPadded());

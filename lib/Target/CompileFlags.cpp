@@ -21,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 using namespace mlir;
@@ -104,6 +105,30 @@ const CompileFlag kFlags[] = {
              "micro-batch per step (at most " +
              llvm::Twine(kMaxMicroBatches) + "), got '" + value + "'");
        flags.options.pipeline.partition.accumulate = *k;
+       return llvm::Error::success();
+     }},
+    {"param-persistence-threshold", "N",
+     [](const CompileOptions &defaults) {
+       return llvm::formatv(
+                  "stage 3: parameters of fewer than N elements stay whole "
+                  "on every rank (no gathers; their gradients and optimizer "
+                  "states stay sharded), as DeepSpeed's "
+                  "stage3_param_persistence_threshold: N times their bytes "
+                  "for a gather less each time they are read (default {0}: "
+                  "every parameter sharded; results are bit-identical "
+                  "either way)",
+                  defaults.pipeline.partition.paramPersistenceThreshold)
+           .str();
+     },
+     [](CompileFlags &flags, llvm::StringRef value) -> llvm::Error {
+       std::optional<int64_t> n =
+           integer(value, 0, std::numeric_limits<int64_t>::max());
+       if (!n)
+         return llvm::createStringError(
+             "option '--param-persistence-threshold' expects a number of "
+             "elements >= 0, got '" +
+             value + "'");
+       flags.options.pipeline.partition.paramPersistenceThreshold = *n;
        return llvm::Error::success();
      }},
     {"opt-level", "N",

@@ -128,6 +128,21 @@ llvm::Error mlir::zero::buildStepPipeline(OpPassManager &pm,
         "and this module is past it: start from the training step before "
         "zero-partition, or partition it with accumulate={0}",
         accumulate));
+  if (const int64_t threshold = train.partition.paramPersistenceThreshold) {
+    if (info.form != StepForm::Contract)
+      return llvm::createStringError(llvm::formatv(
+          "parameter persistence (threshold {0}) is chosen by zero-partition, "
+          "and this module is past it: start from the training step before "
+          "zero-partition, or partition it with "
+          "param-persistence-threshold={0}",
+          threshold));
+    if (stage != 3)
+      return llvm::createStringError(llvm::formatv(
+          "--param-persistence-threshold keeps parameters under {0} elements "
+          "whole at stage 3, where the others are sharded; this step is stage "
+          "{1}, where every parameter is whole: add --stage 3",
+          threshold, stage));
+  }
   const bool cuda = train.lower.target == Target::CUDA;
   if (cuda && worldSize > 1)
     return llvm::createStringError(llvm::formatv(

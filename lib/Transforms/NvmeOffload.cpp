@@ -79,6 +79,7 @@ LogicalResult Offloader::collect() {
               "stage 3; this step is stage "
            << (stage ? std::to_string(stage.getInt()) : std::string("?"))
            << " and holds full parameters (run zero-partition with stage=3)";
+  unsigned wholeParams = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     Type type = func.getArgument(i).getType();
     if (isa<ExtentType>(type))
@@ -92,11 +93,12 @@ LogicalResult Offloader::collect() {
     if (state && optimizer == Placement::Nvme) {
       o.category = "optimizer_states";
     } else if (param && params == Placement::Nvme) {
-      if (!func.getArgAttr(i, shardedName))
-        return func.emitOpError()
-               << "argument #" << i << " (parameter " << param
-               << ") is not a shard (zero.sharded); params=nvme offloads "
-                  "the shards of stage 3";
+      // A whole parameter at stage 3 is persistent (zero-partition's
+      // param-persistence-threshold): it stays in the step's memory.
+      if (!func.getArgAttr(i, shardedName)) {
+        ++wholeParams;
+        continue;
+      }
       o.category = "params";
     } else {
       continue;
@@ -123,6 +125,13 @@ LogicalResult Offloader::collect() {
     }
     offloaded.push_back(o);
   }
+  if (params == Placement::Nvme && wholeParams &&
+      llvm::none_of(offloaded,
+                    [](const Offloaded &o) { return o.category == "params"; }))
+    return func.emitOpError()
+           << "params=nvme offloads the parameter shards of stage 3, and no "
+              "parameter of this step is a shard (zero.sharded): each is "
+              "persistent (zero-partition's param-persistence-threshold)";
   return success();
 }
 

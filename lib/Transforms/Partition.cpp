@@ -55,11 +55,14 @@ int64_t product(ArrayRef<int64_t> shape) {
 
 class Partitioner {
 public:
+  /// `persistent[i]`: parameter i stays whole at stage 3 (layer-wise
+  /// partitioning; persistentParams decides it).
   Partitioner(ModuleOp module, TrainingStep &step, int64_t stage, int64_t n,
-              bool regather, int64_t accumulate, bool accumulateF32)
+              bool regather, int64_t accumulate, bool accumulateF32,
+              SmallVector<bool> persistent)
       : module(module), step(step), stage(stage), n(n), regather(regather),
         accumulate(accumulate), accumulateF32(accumulateF32),
-        ctx(module.getContext()),
+        persistent(std::move(persistent)), ctx(module.getContext()),
         loc(step.forwardBackward.getLoc()) {}
 
   LogicalResult run();
@@ -120,17 +123,22 @@ private:
   /// The reduce-scatter of `g`, times `factor` (default: 1/N, the mean).
   Value reduceScatter(OpBuilder &b, Value g, std::optional<double> factor = {});
 
-  /// Whether train_step takes and returns this rank's shard of each
-  /// parameter (stage 3) and of each optimizer state (stages 1-3), and
-  /// whether it reduces each gradient to this rank's shard as soon as it
-  /// exists and holds only that (stages 2-3). The one place that decides
-  /// what a stage shards; each #zero.layout of the manifest records it.
-  bool shardParams() const { return stage >= 3; }
+  /// Whether train_step takes and returns this rank's shard of parameter
+  /// i (stage 3, unless it is persistent) and of each optimizer state
+  /// (stages 1-3), and whether it reduces each gradient to this rank's
+  /// shard as soon as it exists and holds only that (stages 2-3). The one
+  /// place that decides what is sharded; each #zero.layout of the manifest
+  /// records it.
+  bool shardParams(unsigned i) const { return stage >= 3 && !persistent[i]; }
   bool shardGrads() const { return stage >= 2; }
   bool shardStates() const { return stage >= 1; }
-  ShardedParts shardedParts() const {
+  /// Whether the optimizer updates parameter i's slice of a whole
+  /// parameter, whose updated slices are gathered back into it (stages
+  /// 1-2, and a persistent parameter at stage 3).
+  bool gatherUpdates(unsigned i) const { return stage >= 1 && !shardParams(i); }
+  ShardedParts shardedParts(unsigned i) const {
     ShardedParts parts = ShardedParts::none;
-    if (shardParams())
+    if (shardParams(i))
       parts |= ShardedParts::params;
     if (shardGrads())
       parts |= ShardedParts::grads;
@@ -194,6 +202,7 @@ private:
   int64_t accumulate;
   /// Whether gradients narrower than f32 accumulate in f32.
   bool accumulateF32;
+  SmallVector<bool> persistent;
   MLIRContext *ctx;
   Location loc;
   Block *trainBody = nullptr;
@@ -551,6 +560,10 @@ LogicalResult Partitioner::placeStage3Gathers(
   SmallVector<SmallVector<Operation *>> users(fullParams.size());
   std::vector<unsigned> readerPositions;
   for (auto [i, full] : llvm::enumerate(fullParams)) {
+    // A persistent parameter is not gathered: its readers neither move nor
+    // separate another parameter's uses.
+    if (!shardParams(i))
+      continue;
     llvm::SetVector<Operation *> ops;
     for (OpOperand &use : full.getUses()) {
       Operation *inBlock = body.findAncestorOpInBlock(*use.getOwner());
@@ -572,6 +585,8 @@ LogicalResult Partitioner::placeStage3Gathers(
   };
 
   for (auto [i, fullRef] : llvm::enumerate(fullParams)) {
+    if (!shardParams(i))
+      continue;
     Value full = fullRef;
     const SmallVector<Operation *> &chain = chains[i];
     if (users[i].empty()) {
@@ -623,11 +638,11 @@ FailureOr<Partitioner::Signature> Partitioner::buildSignature() {
     list.set(ZeroDialect::ShardedAttrHelper::getNameStr(), UnitAttr::get(ctx));
     return list.getDictionary(ctx);
   };
-  for (const ParamInfo &p : step.params) {
-    argTypes.push_back(shardParams() ? shardType(p.type) : p.type);
+  for (auto [i, p] : llvm::enumerate(step.params)) {
+    argTypes.push_back(shardParams(i) ? shardType(p.type) : p.type);
     // forward_backward's argument attributes: the name and how drivers
     // initialize it (zero.init).
-    argAttrs.push_back(withSharded(fb.getArgAttrDict(p.fbArg), shardParams()));
+    argAttrs.push_back(withSharded(fb.getArgAttrDict(p.fbArg), shardParams(i)));
   }
   for (const StateInfo &s : step.states) {
     argTypes.push_back(shardStates() ? shardType(s.type) : s.type);
@@ -669,7 +684,7 @@ FailureOr<Partitioner::Signature> Partitioner::buildSignature() {
     resultAttrs.push_back(
         withSharded(named(ZeroDialect::ParamAttrHelper::getNameStr(),
                           StringAttr::get(ctx, p.name)),
-                    shardParams()));
+                    shardParams(i)));
   }
   for (unsigned s = 0; s < step.states.size(); ++s) {
     resultTypes.push_back(argTypes[step.params.size() + s]);
@@ -691,7 +706,7 @@ func::FuncOp Partitioner::createTrainStep(OpBuilder &b, const Signature &sig) {
   train->setAttr(ZeroDialect::WorldSizeAttrHelper::getNameStr(),
                  b.getI64IntegerAttr(n));
   SmallVector<Attribute> manifest;
-  for (const ParamInfo &p : step.params) {
+  for (auto [i, p] : llvm::enumerate(step.params)) {
     Layout l = layoutOf(p.type.getShape());
     // A gradient held across micro-batches in a wider accumulator: its
     // bytes per element, for the model-state accounting.
@@ -701,7 +716,7 @@ func::FuncOp Partitioner::createTrainStep(OpBuilder &b, const Signature &sig) {
       gradBytes = acc.getElementTypeBitWidth() / 8;
     manifest.push_back(LayoutAttr::get(ctx, b.getStringAttr(p.name),
                                        p.type.getShape(), l.numel, l.padded,
-                                       l.shard, shardedParts(), gradBytes));
+                                       l.shard, shardedParts(i), gradBytes));
   }
   train->setAttr(ZeroDialect::ManifestAttrHelper::getNameStr(),
                  b.getArrayAttr(manifest));
@@ -742,7 +757,7 @@ Partitioner::ForwardBackward Partitioner::inlineForwardBackward(OpBuilder &b) {
   out.chains.resize(step.params.size());
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value full = paramArg(i);
-    if (shardParams()) {
+    if (shardParams(i)) {
       Operation *before = b.getInsertionBlock()->empty()
                               ? nullptr
                               : &b.getInsertionBlock()->back();
@@ -861,7 +876,7 @@ LogicalResult Partitioner::inlineOptimizer(OpBuilder &b, Value globalLoss,
   IRMapping optMap;
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value param = paramArg(i);
-    if (stage == 1 || stage == 2) {
+    if (gatherUpdates(i)) {
       Layout l = layoutOf(p.type.getShape());
       Value padded = flattenPad(b, param);
       param = tensor::ExtractSliceOp::create(
@@ -894,10 +909,10 @@ LogicalResult Partitioner::inlineOptimizer(OpBuilder &b, Value globalLoss,
   for (auto [i, p] : llvm::enumerate(step.params)) {
     Value updated = fromOptimizer(
         b, optMap.lookup(optReturn->getOperand(p.optResult)), p.type);
-    // Stages 1/2 gather the updated slices straight into the parameter's
-    // buffer (its old value is dead by now), so the step updates parameters
-    // in place at every stage.
-    if (stage == 1 || stage == 2)
+    // Stages 1/2 (and persistent parameters) gather the updated slices
+    // straight into the parameter's buffer (its old value is dead by now),
+    // so the step updates parameters in place at every stage.
+    if (gatherUpdates(i))
       updated = bufferization::MaterializeInDestinationOp::create(
                     b, loc, allGather(b, updated, p.type), paramArg(i))
                     .getResult();
@@ -958,7 +973,7 @@ LogicalResult Partitioner::run() {
 
   // Stage 3 moves each gather to its readers now that all of them exist: a
   // gradient (or loss) that is the parameter itself reads the gather too.
-  if (shardParams() &&
+  if (stage >= 3 &&
       failed(placeStage3Gathers(*fbBlock, fwd.chains, fwd.fullParams)))
     return failure();
 
@@ -995,10 +1010,49 @@ struct ZeroPartitionPass
                          << static_cast<int64_t>(accumulate);
       return signalPassFailure();
     }
+    FailureOr<SmallVector<bool>> persistent = choosePersistent(*step);
+    if (failed(persistent))
+      return signalPassFailure();
     if (failed(Partitioner(module, *step, stage, worldSize, regather,
-                           accumulate, accumulateF32)
+                           accumulate, accumulateF32, std::move(*persistent))
                    .run()))
       return signalPassFailure();
+  }
+
+  /// Which parameters stay whole at stage 3: those under
+  /// param-persistence-threshold elements and those persistent-params
+  /// names; a located error for a name that is no parameter, or for either
+  /// option below stage 3.
+  FailureOr<SmallVector<bool>> choosePersistent(const TrainingStep &step) {
+    func::FuncOp fb = step.forwardBackward;
+    if (paramPersistenceThreshold < 0)
+      return fb.emitOpError()
+             << "zero-partition: param-persistence-threshold must be a "
+                "number of elements >= 0, got "
+             << static_cast<int64_t>(paramPersistenceThreshold);
+    if (stage < 3 &&
+        (paramPersistenceThreshold > 0 || !persistentParams.empty()))
+      return fb.emitOpError()
+             << "zero-partition: "
+             << (paramPersistenceThreshold > 0 ? "param-persistence-threshold"
+                                               : "persistent-params")
+             << " keeps parameters whole at stage 3, but this is stage "
+             << static_cast<int64_t>(stage)
+             << ", where every parameter is whole already";
+    SmallVector<bool> persistent;
+    for (const ParamInfo &p : step.params)
+      persistent.push_back(stage >= 3 &&
+                           p.type.getNumElements() < paramPersistenceThreshold);
+    for (const std::string &name : persistentParams) {
+      auto it = llvm::find_if(
+          step.params, [&](const ParamInfo &p) { return p.name == name; });
+      if (it == step.params.end())
+        return fb.emitOpError()
+               << "zero-partition: persistent-params names '" << name
+               << "', which is no parameter of the step (zero.param)";
+      persistent[it - step.params.begin()] = true;
+    }
+    return persistent;
   }
 };
 } // namespace

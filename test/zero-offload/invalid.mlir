@@ -32,8 +32,9 @@ func.func @train_step(%m: tensor<4xf32> {zero.state = {kind = "m", param = "w"}}
 
 // -----
 
-// A parameter at stage 3 that is not a shard.
-// expected-error@+1 {{argument #0 (parameter "w") is not a shard (zero.sharded); params=nvme offloads the shards of stage 3}}
+// A stage-3 step whose every parameter is whole (persistent): no shard to
+// offload.
+// expected-error@+1 {{params=nvme offloads the parameter shards of stage 3, and no parameter of this step is a shard (zero.sharded): each is persistent (zero-partition's param-persistence-threshold)}}
 func.func @train_step(%w: tensor<4xf32> {zero.param = "w"}) -> (tensor<f32> {zero.loss})
     attributes {zero.role = "train_step", zero.stage = 3 : i64, zero.world_size = 1 : i64} {
   %c = arith.constant dense<0.0> : tensor<f32>

@@ -5,6 +5,9 @@
 // RUN: zero-opt %s -split-input-file --zero-partition="stage=1 world-size=4" | FileCheck %s --check-prefixes=CHECK,S1
 // RUN: zero-opt %s -split-input-file --zero-partition="stage=2 world-size=4" | FileCheck %s --check-prefixes=CHECK,S2
 // RUN: zero-opt %s -split-input-file --zero-partition="stage=3 world-size=4" | FileCheck %s --check-prefixes=CHECK,S3
+// Stage 3 with the 1-element scale persistent (whole, as at stages 1-2)
+// and the 6-element w sharded.
+// RUN: zero-opt %s -split-input-file --zero-partition="stage=3 world-size=4 param-persistence-threshold=2" | FileCheck %s --check-prefixes=CHECK,S1,P3
 
 // A rank-0 parameter (a learned scale): flattened to 1 element, padded to 4,
 // one element per rank; the optimizer's 0-d generic runs on this rank's
@@ -16,6 +19,7 @@
 // S1-SAME:       tensor<1xf32> {zero.sharded, zero.state = {kind = "momentum", param = "scale"}}
 // S3-SAME:       -> (tensor<f32> {zero.loss}, tensor<1xf32> {zero.param = "scale", zero.sharded}, tensor<1xf32> {zero.sharded, zero.state
 // CHECK-SAME:    zero.manifest = [#zero.layout<name = "scale", shape = [], numel = 1, padded = 4, shard = 1, sharded = {{[a-z|]+}}>]
+// P3-SAME:       zero.stage = 3
 // S3:            %[[FULL:.*]] = shard.all_gather %[[S]] {{.*}} : tensor<1xf32> -> tensor<4xf32>
 // S3-NEXT:       %[[ONE:.*]] = tensor.extract_slice %[[FULL]][0] [1] [1] : tensor<4xf32> to tensor<1xf32>
 // S3-NEXT:       tensor.collapse_shape %[[ONE]] [] : tensor<1xf32> into tensor<f32>
@@ -77,6 +81,7 @@ func.func @opt(%s: tensor<f32> {zero.param = "scale"}, %g: tensor<f32> {zero.gra
 // CHECK-LABEL: func.func @train_step(
 // S0-SAME:       tensor<6xf32> {zero.param = "w"}
 // S3-SAME:       tensor<2xf32> {zero.param = "w", zero.sharded}
+// P3-SAME:       tensor<2xf32> {zero.param = "w", zero.sharded}
 // S1-SAME:       tensor<2xf32> {zero.sharded, zero.state = {kind = "exp_avg", param = "w"}}
 // CHECK-SAME:    %[[LR:[^:]*]]: tensor<f32> {zero.hyper = "lr"}, %[[B1:[^:]*]]: tensor<f32> {zero.hyper = "beta1"}, %[[STEP:[^:]*]]: tensor<f32> {zero.hyper = "step"}
 // CHECK:         %[[POW:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = []} ins(%[[B1]], %[[STEP]] : tensor<f32>, tensor<f32>) outs(%{{.*}} : tensor<f32>)

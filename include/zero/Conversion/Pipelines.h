@@ -199,6 +199,11 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
       llvm::cl::desc("Gradient accumulation: micro-batches per step, each "
                      "batch input holding K of them (zero-partition)"),
       llvm::cl::init(TrainOptions().partition.accumulate)};
+  PassOptions::Option<int64_t> paramPersistenceThreshold{
+      *this, "param-persistence-threshold",
+      llvm::cl::desc("Stage 3: parameters of fewer elements stay whole on "
+                     "every rank (zero-partition)"),
+      llvm::cl::init(TrainOptions().partition.paramPersistenceThreshold)};
   PassOptions::Option<bool> schedule{
       *this, "schedule",
       llvm::cl::desc("Overlap collectives with compute (zero-schedule); "
@@ -272,6 +277,7 @@ struct TrainPipelineOptions : public LoweringOptions<TrainPipelineOptions> {
     train.partition.stage = stage;
     train.partition.worldSize = worldSize;
     train.partition.accumulate = accumulate;
+    train.partition.paramPersistenceThreshold = paramPersistenceThreshold;
     train.runSchedule = schedule;
     train.schedule.linkGbps = linkGbps;
     train.schedule.linkLatencyUs = linkLatencyUs;

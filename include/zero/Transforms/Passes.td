@@ -696,6 +696,15 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
     reduction, so bf16 stays on the wire), as DeepSpeed's bf16 optimizer
     accumulates in f32.
 
+    Layer-wise partitioning: at stage 3, a parameter under
+    `param-persistence-threshold` elements, or named in `persistent-params`,
+    is persistent: train_step takes and returns it whole, nothing gathers
+    it, and its gradient and optimizer states are sharded as at stage 2
+    (its updated slices are all-gathered into it after the optimizer). Its
+    `#zero.layout` says `sharded = grads|states`. Small parameters (biases,
+    norms) then cost N times their bytes instead of a gather each time they
+    are read; the parameters come out bit-identical to stage 0 either way.
+
     There are no release ops: each gathered parameter and full gradient is
     last used where its lifetime should end, and zero-release-early frees
     the buffer right there after bufferization.
@@ -739,7 +748,18 @@ def ZeroPartitionPass : Pass<"zero-partition", "::mlir::ModuleOp"> {
            "With accumulate > 1: gradients narrower than f32 (bf16) "
            "accumulate in f32 and are rounded once after the loop; false "
            "accumulates in the gradient's own type (half the accumulator's "
-           "bytes, a rounding per micro-batch)">
+           "bytes, a rounding per micro-batch)">,
+    Option<"paramPersistenceThreshold", "param-persistence-threshold",
+           "int64_t", "0",
+           "Stage 3: parameters of fewer elements than this stay whole on "
+           "every rank (persistent: no gathers; their gradients and states "
+           "stay sharded, as at stage 2), as DeepSpeed's "
+           "stage3_param_persistence_threshold (0: every parameter is "
+           "sharded)">,
+    ListOption<"persistentParams", "persistent-params", "std::string",
+               "Stage 3: parameters, by name (zero.param), that stay whole "
+               "on every rank, besides those under "
+               "param-persistence-threshold">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
