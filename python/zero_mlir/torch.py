@@ -267,6 +267,148 @@ def _user_frame(tb):
                                              if f.line else '')
 
 
+_COMPLEX_HINT = ('write that part with real tensors (the rotary embedding '
+                 'with real cos/sin tensors: '
+                 'x1, x2 = x[..., 0::2], x[..., 1::2]; out = '
+                 'torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), '
+                 '-1).flatten(-2))')
+
+
+def _is_complex(node):
+    import torch
+    val = node.meta.get('val')
+    return isinstance(val, torch.Tensor) and val.is_complex()
+
+
+def _real_interpreter(gm):
+    """An fx.Interpreter of `gm` that computes every complex tensor as a
+    real one with a trailing dimension of 2 (real, imaginary), what
+    torch.view_as_real gives: view_as_complex and view_as_real are then
+    no-ops, a complex product (a + bi)(c + di) is (ac - bd, ad + bc), polar
+    (r cos t, r sin t), _conj negates the imaginary part, and views and
+    shape ops act on the leading dimensions. Run under make_fx, the graph
+    it traces is real (torch-mlir has no lowering of complex ops: it
+    stopped at aten._conj, which autograd writes into the backward of a
+    complex product). A complex op it does not know is an ExportError that
+    names it."""
+    import torch
+    aten = torch.ops.aten
+
+    def cplx(node):
+        return node.meta['val'].dim()
+
+    def re(z):
+        return z.select(-1, 0)
+
+    def im(z):
+        return z.select(-1, 1)
+
+    def pair(r, i):
+        return torch.stack((r, i), -1)
+
+    def cmul(a, b):
+        return pair(re(a) * re(b) - im(a) * im(b),
+                    re(a) * im(b) + im(a) * re(b))
+
+    def conj(z):
+        return pair(re(z), -im(z))
+
+    def dim_of(d, n):
+        return d % n if n else 0
+
+    class Interp(torch.fx.Interpreter):
+        def run_node(self, n):
+            self._node = n
+            return super().run_node(n)
+
+        def call_function(self, target, args, kwargs):
+            n = self._node
+            ins = [a for a in n.all_input_nodes if _is_complex(a)]
+            if not ins and not _is_complex(n):
+                return super().call_function(target, args, kwargs)
+            return self.complex_op(n, target, args, kwargs)
+
+        def complex_op(self, n, target, args, kwargs):
+            a = args
+            flags = [isinstance(x, torch.fx.Node) and _is_complex(x)
+                     for x in n.args]
+            flags += [False] * (len(a) - len(flags))
+            nd = cplx(n) if _is_complex(n) else None
+            if target in (aten.view_as_complex.default,
+                          aten.view_as_real.default, aten.clone.default,
+                          aten.alias.default, aten.resolve_conj.default,
+                          aten.detach.default, aten.lift_fresh_copy.default):
+                return a[0]
+            if target in (aten._conj.default, aten.conj_physical.default):
+                return conj(a[0])
+            if target is aten.neg.default:
+                return -a[0]
+            if target in (aten.view.default, aten._unsafe_view.default,
+                          aten.reshape.default):
+                return a[0].reshape(list(a[1]) + [2])
+            if target is aten.expand.default:
+                return a[0].expand(list(a[1]) + [2])
+            if target is aten.permute.default:
+                return a[0].permute([dim_of(d, nd) for d in a[1]] + [nd])
+            if target is aten.transpose.int:
+                return a[0].transpose(dim_of(a[1], nd), dim_of(a[2], nd))
+            if target is aten.unsqueeze.default:
+                return a[0].unsqueeze(dim_of(a[1], nd))
+            if target in (aten.slice.Tensor, aten.select.int):
+                src = cplx(n.args[0])
+                return target(a[0], dim_of(a[1], src), *a[2:])
+            if target is aten.squeeze.dims:
+                src = cplx(n.args[0])
+                return a[0].squeeze([dim_of(d, src) for d in a[1]])
+            if target is aten.cat.default:
+                dim = a[1] if len(a) > 1 else 0
+                return torch.cat(a[0], dim_of(dim, nd))
+            if target is aten._to_copy.default and nd is not None and \
+                    flags[0]:
+                return a[0]  # complex to complex (a device, a layout)
+            if target is aten.polar.default:
+                return pair(a[0] * torch.cos(a[1]), a[0] * torch.sin(a[1]))
+            if target is aten.complex.default:
+                return pair(a[0], a[1])
+            if target in (aten.real.default, aten.imag.default):
+                return (re if target is aten.real.default else im)(a[0])
+            if target in (aten.mul.Tensor, aten.mul.Scalar):
+                x, y = a[0], a[1]
+                if flags[0] and flags[1]:
+                    return cmul(x, y)
+                if flags[0]:
+                    return x * (y.unsqueeze(-1) if isinstance(
+                        y, torch.Tensor) and y.dim() else y)
+                return y * (x.unsqueeze(-1) if isinstance(
+                    x, torch.Tensor) and x.dim() else x)
+            if target in (aten.add.Tensor, aten.sub.Tensor) and \
+                    flags[0] and flags[1]:
+                return target(*a, **kwargs)
+            if target is aten.sum.dim_IntList and flags[0]:
+                src = cplx(n.args[0])
+                keep = a[2] if len(a) > 2 else kwargs.get('keepdim', False)
+                return a[0].sum([dim_of(d, src) for d in a[1]], keep)
+            raise ExportError(
+                f'the step computes with complex numbers, and the exporter '
+                f'has no real form of {target}' + _stack_location(n) +
+                ' (torch-mlir has no lowering of complex ops): ' +
+                _COMPLEX_HINT)
+
+    # Complex constants (Meta's freqs_cis, a plain attribute) made real
+    # here, before the trace: under make_fx the conversion would be traced.
+    for node in gm.graph.nodes:
+        if node.op == 'get_attr' and _is_complex(node):
+            value = gm
+            for part in node.target.split('.'):
+                value = getattr(value, part)
+            owner, _, leaf = node.target.rpartition('.')
+            setattr(gm.get_submodule(owner) if owner else gm, leaf,
+                    torch.view_as_real(value.detach()).clone())
+    interp = Interp(gm)
+    interp.extra_traceback = False  # our ExportErrors say where already
+    return interp
+
+
 def _functionalize(gm, args):
     """The traced step with its in-place ops (x.mul_(2) in user code,
     nn.RMSNorm's add_, F.normalize's and label smoothing's copy_) rewritten
@@ -278,13 +420,20 @@ def _functionalize(gm, args):
     from torch.fx.experimental.proxy_tensor import make_fx
     import torch.fx.traceback as fx_traceback
 
+    interp = _real_interpreter(gm)
+
     def run(*flat):
-        return torch.fx.Interpreter(gm).run(*flat)
+        return interp.run(*flat)
 
     with fx_traceback.preserve_node_meta():
         out = make_fx(torch.func.functionalize(run, remove='mutations'),
                       decomposition_table=_decompositions(),
                       tracing_mode='real')(*args)
+    left = sorted({str(n.target) for n in out.graph.nodes
+                   if _is_complex(n)})
+    if left:
+        raise ExportError('the step still computes with complex numbers (' +
+                          ', '.join(left) + '): ' + _COMPLEX_HINT)
     mutating = sorted({str(n.target) for n in out.graph.nodes
                        if n.op == 'call_function' and
                        isinstance(n.target, torch._ops.OpOverload) and

@@ -301,3 +301,148 @@ def make_vector_loss():
 def make_bf16():
     model, loss, batch = make_mlp()
     return model.to(torch.bfloat16), loss, batch
+
+
+# Meta's Llama (llama/model.py), tiny: RMSNorm, SwiGLU feed-forward, rotary
+# embeddings as complex numbers (precompute_freqs_cis with torch.polar,
+# apply_rotary_emb with view_as_complex, a complex product and
+# view_as_real), no KV cache.
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def _norm(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def forward(self, x):
+        return self._norm(x.float()).type_as(x) * self.weight
+
+
+def precompute_freqs_cis(dim, end, theta=10000.0):
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].float() / dim))
+    t = torch.arange(end, device=freqs.device)
+    freqs = torch.outer(t, freqs).float()
+    return torch.polar(torch.ones_like(freqs), freqs)  # complex64
+
+
+def reshape_for_broadcast(freqs_cis, x):
+    ndim = x.ndim
+    assert freqs_cis.shape == (x.shape[1], x.shape[-1])
+    shape = [d if i == 1 or i == ndim - 1 else 1 for i, d in enumerate(x.shape)]
+    return freqs_cis.view(*shape)
+
+
+def apply_rotary_emb(xq, xk, freqs_cis):
+    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+    freqs_cis = reshape_for_broadcast(freqs_cis, xq_)
+    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
+    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
+    return xq_out.type_as(xq), xk_out.type_as(xk)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, dim, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.head_dim = dim // n_heads
+        self.wq = nn.Linear(dim, dim, bias=False)
+        self.wk = nn.Linear(dim, dim, bias=False)
+        self.wv = nn.Linear(dim, dim, bias=False)
+        self.wo = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x, freqs_cis, mask):
+        bsz, seqlen, _ = x.shape
+        xq, xk, xv = self.wq(x), self.wk(x), self.wv(x)
+        xq = xq.view(bsz, seqlen, self.n_heads, self.head_dim)
+        xk = xk.view(bsz, seqlen, self.n_heads, self.head_dim)
+        xv = xv.view(bsz, seqlen, self.n_heads, self.head_dim)
+        xq, xk = apply_rotary_emb(xq, xk, freqs_cis=freqs_cis)
+        xq, xk, xv = xq.transpose(1, 2), xk.transpose(1, 2), xv.transpose(1, 2)
+        scores = torch.matmul(xq, xk.transpose(2, 3)) / math.sqrt(self.head_dim)
+        scores = scores + mask
+        scores = F.softmax(scores.float(), dim=-1).type_as(xq)
+        output = torch.matmul(scores, xv).transpose(1, 2).contiguous()
+        return self.wo(output.view(bsz, seqlen, -1))
+
+
+class LlamaFeedForward(nn.Module):
+    def __init__(self, dim, hidden_dim, multiple_of=16):
+        super().__init__()
+        hidden_dim = int(2 * hidden_dim / 3)
+        hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+        self.w1 = nn.Linear(dim, hidden_dim, bias=False)
+        self.w2 = nn.Linear(hidden_dim, dim, bias=False)
+        self.w3 = nn.Linear(dim, hidden_dim, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, dim, n_heads):
+        super().__init__()
+        self.attention = LlamaAttention(dim, n_heads)
+        self.feed_forward = LlamaFeedForward(dim, 4 * dim)
+        self.attention_norm = LlamaRMSNorm(dim)
+        self.ffn_norm = LlamaRMSNorm(dim)
+
+    def forward(self, x, freqs_cis, mask):
+        h = x + self.attention(self.attention_norm(x), freqs_cis, mask)
+        return h + self.feed_forward(self.ffn_norm(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab_size, dim, n_layers, n_heads, max_seq_len,
+                 polar_in_forward=False):
+        super().__init__()
+        self.dim, self.n_heads = dim, n_heads
+        self.max_seq_len = max_seq_len
+        self.tok_embeddings = nn.Embedding(vocab_size, dim)
+        self.layers = nn.ModuleList([LlamaBlock(dim, n_heads)
+                                     for _ in range(n_layers)])
+        self.norm = LlamaRMSNorm(dim)
+        self.output = nn.Linear(dim, vocab_size, bias=False)
+        # As Meta's model: a plain attribute (a complex constant of the
+        # step), or computed in forward (torch.polar traced).
+        self.polar_in_forward = polar_in_forward
+        self.freqs_cis = precompute_freqs_cis(dim // n_heads, max_seq_len * 2)
+
+    def forward(self, tokens, start_pos=0):
+        _bsz, seqlen = tokens.shape
+        h = self.tok_embeddings(tokens)
+        if self.polar_in_forward:
+            freqs_cis = precompute_freqs_cis(self.dim // self.n_heads,
+                                             self.max_seq_len * 2)
+        else:
+            self.freqs_cis = self.freqs_cis.to(h.device)
+            freqs_cis = self.freqs_cis
+        freqs_cis = freqs_cis[start_pos: start_pos + seqlen]
+        mask = torch.full((seqlen, seqlen), float('-inf'), device=tokens.device)
+        mask = torch.triu(mask, diagonal=1)
+        for layer in self.layers:
+            h = layer(h, freqs_cis, mask)
+        return self.output(self.norm(h)).float()
+
+
+def make_llama(polar_in_forward=False):
+    torch.manual_seed(0)
+    vocab, seq = 96, 16
+    model = Llama(vocab, 32, 2, 4, seq, polar_in_forward)
+    tokens = torch.randint(0, vocab, (2, seq))
+    return model, gpt_loss, {'tokens': tokens, 'targets': tokens}
+
+
+def make_llama_polar():
+    """precompute_freqs_cis in forward: torch.polar traced into the step."""
+    return make_llama(polar_in_forward=True)
+
+
+def make_complex_fft():
+    """A complex op the exporter has no real form of (an FFT)."""
+    torch.manual_seed(0)
+    return _regression(Lowered(
+        lambda h: torch.view_as_real(torch.fft.fft(h, dim=-1)).sum(-1)))
