@@ -154,7 +154,108 @@ def _decompositions():
             add = torch.constant_pad_nd(add, pad, 0.0)
         return x + add.to(x.dtype)
 
+    def cumsum(x, dim, dtype=None):
+        # out[..., i] = sum over j <= i of x[..., j] along dim: a select of
+        # a lower-triangular mask summed (torch-mlir: tm_tensor.scan). Its
+        # backward, a cumsum of the flipped gradient, comes here too.
+        if dtype is not None:
+            x = x.to(dtype)
+        elif not x.is_floating_point():
+            x = x.to(torch.int64)  # as torch.cumsum promotes integers
+        if x.dim() == 0:
+            return x.clone()
+        d = dim % x.dim()
+        n = x.shape[d]
+        pos = torch.arange(n, device=x.device)
+        lower = pos.unsqueeze(1) >= pos.unsqueeze(0)  # [i, j]: j <= i
+        src = x.movedim(d, -1).unsqueeze(-2)  # [..., 1, j]
+        out = torch.where(lower, src, torch.zeros((), dtype=x.dtype)).sum(-1)
+        return out.movedim(-1, d)
+
+    def one_index(indices):
+        # The position and tensor of the one index tensor of x[..., idx,
+        # ...] (None for the dims taken whole), or None.
+        given = [(k, t) for k, t in enumerate(indices) if t is not None]
+        if len(given) != 1 or given[0][1].dtype == torch.bool:
+            return None
+        return given[0]
+
+    def index(x, indices):
+        # x[:, idx] (one index tensor at dim k): out[a, i..., b] =
+        # x[a, idx[i...], b], a select of one_hot(idx) summed over dim k's
+        # positions (torch.where, as gather: -inf stays out of the sum).
+        if one_index(indices) is None:
+            return NotImplemented  # torch-mlir's own (linalg) lowering
+        k, idx = one_index(indices)
+        n = x.shape[k]
+        idx = torch.where(idx < 0, idx + n, idx)
+        after = x.dim() - k - 1
+        src = x.movedim(k, -1)  # [A..., B..., n]
+        src = src.reshape(list(src.shape[:k]) + [1] * idx.dim() +
+                          list(src.shape[k:]))
+        hot = one_hot(idx, n, torch.bool)  # [I..., n]
+        hot = hot.reshape(list(idx.shape) + [1] * after + [n])
+        return torch.where(hot, src, torch.zeros((), dtype=x.dtype)).sum(-1)
+
+    def index_put(x, indices, values, accumulate=False):
+        # x[:, idx] = values (+= with accumulate, indexing's backward): the
+        # one-hot match summed over the index's positions.
+        if one_index(indices) is None:
+            given = [t for t in indices if t is not None]
+            raise ExportError(
+                'index_put (x[i] = v, x[i] += v, and the backward of '
+                'indexing x[i]) with ' +
+                ('a boolean mask' if len(given) == 1 else
+                 f'{len(given)} index tensors') + ' is not supported by '
+                'the exporter (torch-mlir lowers it to tm_tensor.scatter, '
+                'and the exporter\'s one-hot form takes one integer index '
+                'tensor): index one dimension with one integer tensor '
+                '(x[:, i]), or use torch.gather / torch.where')
+        k, idx = one_index(indices)
+        n = x.shape[k]
+        idx = torch.where(idx < 0, idx + n, idx)
+        after = x.dim() - k - 1
+        shape = list(x.shape[:k]) + list(idx.shape) + list(x.shape[k + 1:])
+        vals = values.to(x.dtype).expand(shape).unsqueeze(-1)
+        hot = one_hot(idx, n, torch.bool)
+        hot = hot.reshape(list(idx.shape) + [1] * after + [n])
+        idims = list(range(k, k + idx.dim()))
+        add = torch.where(hot, vals, torch.zeros((), dtype=x.dtype))
+        add = add.sum(idims).movedim(-1, k)  # [A..., n, B...]
+        if accumulate:
+            return x + add
+        hit = hot.reshape(list(idx.shape) + [n]).any(0) if idx.dim() == 1 \
+            else hot.reshape(-1, n).any(0)
+        hit = hit.reshape([n] + [1] * after)
+        return torch.where(hit, add, x)
+
+    def nll_loss2d_forward(logp, target, weight, reduction, ignore_index):
+        # [N, C, d...] logits (F.cross_entropy on [N, C, T]): the class
+        # dimension moved last and flattened to nll_loss's [N * d..., C].
+        c = logp.shape[1]
+        out, total = nll_loss_forward(logp.movedim(1, -1).reshape(-1, c),
+                                      target.reshape(-1), weight, reduction,
+                                      ignore_index)
+        if reduction == 0:
+            out = out.reshape(target.shape)
+        return out, total
+
+    def nll_loss2d_backward(grad_out, logp, target, weight, reduction,
+                            ignore_index, total_weight):
+        c = logp.shape[1]
+        flat = logp.movedim(1, -1)
+        g = nll_loss_backward(grad_out.reshape(-1) if reduction == 0
+                              else grad_out, flat.reshape(-1, c),
+                              target.reshape(-1), weight, reduction,
+                              ignore_index, total_weight)
+        return g.reshape(flat.shape).movedim(-1, 1)
+
     table = core_aten_decompositions()
+    table[aten.cumsum.default] = cumsum
+    table[aten.index.Tensor] = index
+    table[aten.index_put.default] = index_put
+    table[aten.nll_loss2d_forward.default] = nll_loss2d_forward
+    table[aten.nll_loss2d_backward.default] = nll_loss2d_backward
     table[aten.gather.default] = gather
     table[aten.scatter_add.default] = scatter_add
     table[aten.embedding_dense_backward.default] = embedding_dense_backward

@@ -13,6 +13,11 @@ nn.RMSNorm, with label-smoothed cross-entropy, with cross-entropy written
 as log_softmax and gather.
 make_inplace, make_scatter_add: MLPs with in-place ops in user code and
 with a scatter_add.
+make_cumsum, make_index_flip, make_index_repeat: MLPs with ops torch-mlir
+lowers to tm_tensor (cumsum; indexing with a tensor, whose backward is an
+index_put); make_gpt_nct: the GPT under F.cross_entropy on [N, C, T].
+make_llama, make_llama_polar: Meta's Llama (RMSNorm, SwiGLU, complex
+rotary embeddings), freqs_cis a complex constant or computed in forward.
 Each returns (model, loss_fn, example_batch), what python -m
 zero_mlir.torch FILE:FUNCTION expects.
 """
@@ -259,9 +264,65 @@ class Lowered(nn.Module):
 
 
 def make_cumsum():
-    """torch-mlir lowers cumsum to its own tm_tensor.scan."""
+    """cumsum (torch-mlir: tm_tensor.scan), in forward and, as cumsum of
+    the flipped gradient, in backward."""
     torch.manual_seed(0)
     return _regression(Lowered(lambda h: torch.cumsum(h, -1)))
+
+
+def make_index_flip():
+    """Indexing with a tensor: h[:, torch.arange(T).flip(0)] (aten.index,
+    its backward an accumulating index_put; torch-mlir: tm_tensor.scatter)."""
+    torch.manual_seed(0)
+    return _regression(Lowered(
+        lambda h: h[:, torch.arange(h.shape[1]).flip(0)]))
+
+
+class IndexRepeat(nn.Module):
+    """A 2-d index tensor with repeated and negative entries into dim 1
+    (the backward accumulates the repeats)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.register_buffer('index', torch.tensor([[5, 0], [2, -4], [1, 3]]))
+
+    def forward(self, x):
+        h = torch.tanh(self.fc(x))
+        return (h[:, self.index] * torch.tensor([1.0, -2.0])).sum(-1)
+
+
+def make_index_repeat():
+    torch.manual_seed(0)
+    return _regression(IndexRepeat())
+
+
+def nct_loss(model, batch):
+    """F.cross_entropy on [N, C, T] logits (nll_loss2d), not flattened."""
+    logits = model(batch['tokens'])
+    return F.cross_entropy(logits.transpose(1, 2), batch['targets'],
+                           ignore_index=-1)
+
+
+def make_gpt_nct():
+    return make_gpt(loss=nct_loss)
+
+
+class SortInput(nn.Module):
+    """torch.sort of the batch input (no gradient through it): torch-mlir
+    lowers it to its own tm_tensor.sort."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.fc(torch.sort(x, -1).values)
+
+
+def make_sort_input():
+    torch.manual_seed(0)
+    return _regression(SortInput())
 
 
 def make_erfinv():
@@ -446,3 +507,11 @@ def make_complex_fft():
     torch.manual_seed(0)
     return _regression(Lowered(
         lambda h: torch.view_as_real(torch.fft.fft(h, dim=-1)).sum(-1)))
+
+
+def make_index_two():
+    """Indexing with two index tensors (h[rows, cols]): refused."""
+    torch.manual_seed(0)
+    return _regression(Lowered(
+        lambda h: h[torch.arange(h.shape[0]), torch.arange(h.shape[0]) % 3]
+        .unsqueeze(-1).expand(-1, 3)))
