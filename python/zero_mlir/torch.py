@@ -15,8 +15,10 @@ writes a module of the training-step contract (docs/training-step-ir.md):
   a child process (a crash there is an ExportError naming the op). The ops
   torch-mlir would lower to its own ``tm_tensor`` dialect or crash on (the
   embedding backward's and cross-entropy's scatter-add, gather,
-  scatter_add) are decomposed first into one-hot selects and products,
-  which lower to upstream linalg; the model is not rewritten.
+  scatter_add, cumsum, indexing with a tensor and index_put, nll_loss2d)
+  are decomposed first into one-hot selects, masked sums and products,
+  which lower to upstream linalg; complex tensors are computed as real
+  ones with a trailing dimension of 2; the model is not rewritten.
 - ``optimizer``: AdamW as tensor math (zero_mlir._adamw), its
   hyper-parameters ``lr``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``
   and ``step`` real arguments that zero-run feeds (``--lr`` ...).
