@@ -25,7 +25,9 @@ Prints figures; asserts nothing but the optimizer's result.
                          [--steps 10] [--rounds 3] [--json FILE]
 
 PyTorch comes from BUILD/bench-venv (bench/vs_pytorch.py creates it);
-without it only zero-mlir's figures and the triad are printed.
+without it only zero-mlir's figures and the triad are printed. The C
+compiler is $CC (default cc); $LDFLAGS goes on the harness's link line
+(a sanitizer build's runtime needs -fsanitize=address,undefined there).
 """
 
 import argparse
@@ -170,7 +172,10 @@ def main():
                  '-I', os.path.join(root, 'runtime', 'include'),
                  os.path.join(root, 'bench', 'adamw_harness.c'),
                  os.path.join(work, 'step.o'), '-L', lib_dir, f'-Wl,-rpath,{lib_dir}',
-                 '-lzero_runtime', '-lm', '-o', harness], 'compiling the harness')
+                 '-lzero_runtime', '-lm', '-o', harness,
+                 # $LDFLAGS: a sanitizer build's runtime needs its flags.
+                 *os.environ.get('LDFLAGS', '').split()],
+                'compiling the harness')
             triad_n = max(params, 4 * l3_bytes() // 8)
 
             zero_runs, triad_runs, peer = [], [], {'foreach': [], 'fused': []}

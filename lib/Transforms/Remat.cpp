@@ -682,6 +682,9 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
     for (size_t round = 0; peak.bytes > budget; ++round) {
       Block &block = fb.getBody().front();
       Operation *at = opAt(block, peak.index);
+      // Where a search that ends this round stops. Taken now: undoing the
+      // round below swaps the block for its snapshot, and `at` with it.
+      const Location atLoc = at ? at->getLoc() : fb.getLoc();
       Rematerializer remat(block);
       int64_t freeable = 0;
       SmallVector<Plan> plans = remat.candidates(at, freeable);
@@ -711,7 +714,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         untried = true;
       }
       if (!untried || round >= maxRounds) {
-        r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.stuckAt = atLoc;
         r.stuckBytes = peak.bytes;
         r.outOfRounds = untried;
         r.peak = peak;
@@ -763,7 +766,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
         snapshot.erase();
         if (wasAll && !floor) {
           // Neither one at a time nor all together: the search ends here.
-          r.stuckAt = at ? at->getLoc() : fb.getLoc();
+          r.stuckAt = atLoc;
           r.stuckBytes = peak.bytes;
           r.peak = peak;
           return r;
@@ -774,7 +777,7 @@ struct ZeroRematPass : public zero::impl::ZeroRematPassBase<ZeroRematPass> {
           excluded.insert(tried.begin(), tried.end());
       }
       if (floor) {
-        r.stuckAt = at ? at->getLoc() : fb.getLoc();
+        r.stuckAt = atLoc;
         r.stuckBytes = next->watched;
         r.floor = true;
         break;
