@@ -14,8 +14,21 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::zero {
+
+class TrainingStep;
+
+/// zero-partition's rewrite (the pass checks its options first): builds
+/// @train_step in ZeRO form for `stage` on `worldSize` ranks from `step`'s
+/// forward_backward and optimizer, which it removes; with `accumulate` > 1
+/// over that many micro-batches. `persistent[i]` keeps parameter i whole at
+/// stage 3. Passes.td's ZeroPartitionPass says what each stage builds.
+LogicalResult partitionStep(ModuleOp module, TrainingStep &step, int64_t stage,
+                            int64_t worldSize, bool regather,
+                            int64_t accumulate, bool accumulateF32,
+                            ArrayRef<bool> persistent);
 
 /// Coalesces runs of scalar sum all-reduces over the same grid (the
 /// per-parameter squared norms of global-norm clipping) into one all-reduce
