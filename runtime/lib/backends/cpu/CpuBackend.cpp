@@ -289,6 +289,16 @@ bool switchKernels(const std::string &name) {
   auto init = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
   if (!quit || !init)
     return false;
+  // OpenBLAS's worker threads, started when it loaded, must not run while
+  // its kernel table is replaced: a switch beside them crashed in
+  // gotoblas_dynamic_init about once in forty runs of zrt_init
+  // (RuntimeDeviceCollectives.StallWorldOfOneHook). Shut down, the pool
+  // starts again at the next threaded call, as after OpenBLAS's own
+  // blas_shutdown.
+  using ShutdownFn = int (*)();
+  if (auto shutdown = reinterpret_cast<ShutdownFn>(
+          dlsym(RTLD_DEFAULT, "blas_thread_shutdown_")))
+    shutdown();
   const char *old = std::getenv("OPENBLAS_CORETYPE");
   std::string saved = old ? old : "";
   setenv("OPENBLAS_CORETYPE", name.c_str(), 1);
